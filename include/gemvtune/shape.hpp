@@ -1,0 +1,29 @@
+// The GEMV problem: y[N] = W[N x K] x[K], W row-major with row stride ld >= K.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gemvtune {
+
+struct Shape {
+  std::int64_t n = 0;  // rows of W, elements of y
+  std::int64_t k = 0;  // columns of W, elements of x
+
+  bool operator==(const Shape& o) const { return n == o.n && k == o.k; }
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+  bool operator<(const Shape& o) const { return n != o.n ? n < o.n : k < o.k; }
+};
+
+// Largest N or K accepted: the kernels index rows and columns with 32-bit ints.
+inline constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
+
+// "4096x14336" (also "4096X14336"). Throws InvalidArgument naming the text when malformed,
+// zero, negative or above kMaxDim.
+Shape parse_shape(std::string_view text);
+std::string to_string(const Shape& s);
+
+// Throws InvalidArgument unless 1 <= n, k <= kMaxDim.
+void check_shape(const Shape& s);
+
+}  // namespace gemvtune
