@@ -43,6 +43,12 @@ class CudaError : public Error {
   int code_;
 };
 
+// No CUDA driver or no GPU on this machine. Tests skip on it; the CLI prints it in one line.
+class NoGpu : public Error {
+ public:
+  using Error::Error;
+};
+
 // The cache database could not be used (not SQLite, corrupt, newer schema, locked, read-only).
 class CacheError : public Error {
  public:

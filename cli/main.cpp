@@ -1,0 +1,60 @@
+// gemvtune: the command-line entry point. Dispatches to one command and maps errors to exit
+// statuses: 2 for usage errors (bad arguments), 1 for runtime failures.
+#include <iostream>
+
+#include "cli/cli_common.hpp"
+#include "gemvtune/error.hpp"
+
+namespace gemvtune::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"info", "GPU name, SMs, compute capability, L2, driver and NVRTC versions", cmd_info},
+      {"emit", "print the generated CUDA source of a config", cmd_emit},
+      {"run", "check one config against a float64 reference and time it", cmd_run},
+  };
+  return table;
+}
+
+namespace {
+void print_usage(std::ostream& out) {
+  out << "usage: gemvtune <command> [options]   (gemvtune <command> --help for its options)\n\n"
+         "gemvtune tunes batch-1 GEMV kernels (y = W x, W row-major N x K) for LLM decode.\n\n"
+         "commands:\n";
+  for (const auto& c : commands()) out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return kUsageError;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(std::cout);
+    return kOk;
+  }
+  for (const auto& c : commands()) {
+    if (args[0] != c.name) continue;
+    try {
+      return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const UsageError& e) {
+      std::cerr << "gemvtune " << c.name << ": " << e.what() << "\n";
+      return kUsageError;
+    } catch (const InvalidArgument& e) {
+      std::cerr << "gemvtune " << c.name << ": " << e.what() << "\n";
+      return kUsageError;
+    } catch (const std::exception& e) {
+      std::cerr << "gemvtune " << c.name << ": error: " << e.what() << "\n";
+      return kRuntimeError;
+    }
+  }
+  std::cerr << "gemvtune: unknown command '" << args[0] << "'\n";
+  print_usage(std::cerr);
+  return kUsageError;
+}
+
+}  // namespace gemvtune::cli
+
+int main(int argc, char** argv) { return gemvtune::cli::main(argc, argv); }

@@ -1,0 +1,141 @@
+// KernelConfig: its text form and every validity rule, in one place.
+#include <charconv>
+#include <vector>
+
+#include "gemvtune/config.hpp"
+#include "gemvtune/error.hpp"
+
+namespace gemvtune {
+
+namespace {
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxSplitK = 64;
+// Weight bytes each thread holds in registers per loop trip (rows x unroll x vector). 128 B per
+// thread is 4 KB per warp: a few warps per SM already cover Little's law (about 27 KB per SM
+// on an H200), while 256 B made ptxas spill (r2 u8 with 16-byte loads; the compile test reads
+// ptxas' report).
+constexpr int kMaxBytesInFlightPerThread = 128;
+
+bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+}  // namespace
+
+bool KernelConfig::operator==(const KernelConfig& o) const {
+  return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
+         vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
+         hint == o.hint && pdl == o.pdl;
+}
+
+std::string to_string(const KernelConfig& c) {
+  std::string s = "t" + std::to_string(c.threads) + "_r" + std::to_string(c.rows_per_warp) +
+                  "_kw" + std::to_string(c.k_warps) + "_v" + std::to_string(c.vec_bytes) + "_u" +
+                  std::to_string(c.unroll) + "_sk" + std::to_string(c.split_k) +
+                  (c.hint == LoadHint::streaming ? "_cs" : "_nc");
+  if (c.pdl) s += "_pdl";
+  return s;
+}
+
+KernelConfig parse_config(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("bad config '" + std::string(text) + "': " + why +
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs or ..._cs_pdl)");
+  };
+  std::vector<std::string_view> fields;
+  for (std::size_t start = 0;;) {
+    auto end = text.find('_', start);
+    fields.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (fields.size() != 7 && fields.size() != 8) throw bad("expected 7 or 8 fields separated by '_'");
+  KernelConfig c;
+  struct Num { const char* prefix; int* out; };
+  const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
+                      {"v", &c.vec_bytes}, {"u", &c.unroll}, {"sk", &c.split_k}};
+  for (std::size_t i = 0; i < 6; ++i) {
+    std::string_view f = fields[i], p = nums[i].prefix;
+    if (f.substr(0, p.size()) != p) throw bad("field " + std::to_string(i + 1) + " must start with '" + std::string(p) + "'");
+    f.remove_prefix(p.size());
+    if (f.empty() || f[0] == '0' || f[0] == '+' || f[0] == '-')
+      throw bad("field '" + std::string(fields[i]) + "' needs a positive number without leading zeros");
+    auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), *nums[i].out);
+    if (ec != std::errc() || end != f.data() + f.size())
+      throw bad("field '" + std::string(fields[i]) + "' is not a number");
+  }
+  if (fields[6] == "cs") c.hint = LoadHint::streaming;
+  else if (fields[6] == "nc") c.hint = LoadHint::readonly;
+  else throw bad("load hint '" + std::string(fields[6]) + "' must be cs or nc");
+  if (fields.size() == 8) {
+    if (fields[7] != "pdl") throw bad("last field '" + std::string(fields[7]) + "' must be pdl");
+    c.pdl = true;
+  }
+  return c;
+}
+
+std::optional<std::string> why_invalid(const KernelConfig& c) {
+  using std::to_string;
+  if (c.threads < 32 || c.threads > kMaxThreads)
+    return "threads " + to_string(c.threads) + " is outside 32.." + to_string(kMaxThreads);
+  if (c.threads % 32 != 0) return "threads " + to_string(c.threads) + " is not a multiple of 32";
+  if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4 && c.rows_per_warp != 8)
+    return "rows per warp " + to_string(c.rows_per_warp) + " is not 1, 2, 4 or 8";
+  if (!is_pow2(c.k_warps) || c.k_warps > c.warps())
+    return "k_warps " + to_string(c.k_warps) + " is not a power of two dividing the " +
+           to_string(c.warps()) + " warps of the block";
+  if (c.vec_bytes != 2 && c.vec_bytes != 4 && c.vec_bytes != 8 && c.vec_bytes != 16)
+    return "vector width " + to_string(c.vec_bytes) + " bytes is not 2, 4, 8 or 16";
+  if (c.unroll != 1 && c.unroll != 2 && c.unroll != 4 && c.unroll != 8)
+    return "unroll " + to_string(c.unroll) + " is not 1, 2, 4 or 8";
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    return "split_k " + to_string(c.split_k) + " is outside 1.." + to_string(kMaxSplitK);
+  const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
+  if (in_flight > kMaxBytesInFlightPerThread)
+    return "rows x unroll x vector = " + to_string(in_flight) + " bytes per thread exceeds the " +
+           to_string(kMaxBytesInFlightPerThread) + "-byte register budget";
+  return std::nullopt;
+}
+
+std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s) {
+  if (auto why = why_invalid(c)) return why;
+  const int esize = static_cast<int>(dtype_size(t));
+  if (c.vec_bytes < esize)
+    return "vector width " + std::to_string(c.vec_bytes) + " bytes is narrower than one " +
+           std::string(to_string(t)) + " element";
+  // Every split must get at least one full warp-wide load along K, or the extra blocks only
+  // add partial sums to combine.
+  const std::int64_t warp_chunk = 32LL * (c.vec_bytes / esize);
+  const std::int64_t chunks = (s.k + warp_chunk - 1) / warp_chunk;
+  if (c.split_k > 1 && c.split_k > chunks)
+    return "split_k " + std::to_string(c.split_k) + " exceeds the " + std::to_string(chunks) +
+           " warp-wide loads along K=" + std::to_string(s.k);
+  return std::nullopt;
+}
+
+std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
+                                          std::int64_t ld, std::uintptr_t x) {
+  const auto vb = static_cast<std::uintptr_t>(c.vec_bytes);
+  const auto esize = dtype_size(t);
+  std::string v = std::to_string(c.vec_bytes) + "-byte loads need ";
+  if (w % vb) return v + "W aligned to " + std::to_string(vb) + " bytes";
+  if ((static_cast<std::uintptr_t>(ld) * esize) % vb)
+    return v + "a row stride (ld=" + std::to_string(ld) + " elements) that is a multiple of " +
+           std::to_string(vb) + " bytes";
+  if (x % vb) return v + "x aligned to " + std::to_string(vb) + " bytes";
+  return std::nullopt;
+}
+
+int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, std::int64_t ld,
+                             std::uintptr_t x) {
+  KernelConfig probe = c;
+  const int esize = static_cast<int>(dtype_size(t));
+  for (; probe.vec_bytes > esize; probe.vec_bytes /= 2)
+    if (!why_misaligned(probe, t, w, ld, x)) break;
+  return probe.vec_bytes;
+}
+
+void check_config(const KernelConfig& c, DType t, const Shape& s) {
+  if (auto why = why_invalid_for(c, t, s))
+    throw InvalidArgument("config " + to_string(c) + " cannot run " + std::string(to_string(t)) +
+                          " " + to_string(s) + ": " + *why);
+}
+
+}  // namespace gemvtune

@@ -1,0 +1,49 @@
+// The default search space: block size, rows per warp, warps along K, unroll depth, load hint
+// and split-K, with 16-byte loads (narrower widths are the fallback for misaligned pointers).
+#include <set>
+#include <string>
+
+#include "gemvtune/search_space.hpp"
+
+namespace gemvtune {
+
+std::vector<KernelConfig> default_search_space(DType t) {
+  std::vector<KernelConfig> out;
+  for (int threads : {64, 128, 256})
+    for (int k_warps : {1, 2, 4})
+      for (int rows : {1, 2, 4})
+        for (int unroll : {1, 2, 4, 8})
+          for (LoadHint hint : {LoadHint::streaming, LoadHint::readonly})
+            for (int split : kSplitKChoices) {
+              KernelConfig c;
+              c.threads = threads;
+              c.k_warps = k_warps;
+              c.rows_per_warp = rows;
+              c.vec_bytes = 16;
+              c.unroll = unroll;
+              c.hint = hint;
+              c.split_k = split;
+              if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t)))
+                out.push_back(c);
+            }
+  return out;
+}
+
+std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs) {
+  std::vector<KernelConfig> out;
+  std::set<std::string> seen;
+  for (KernelConfig c : configs) {
+    c.split_k = 1;
+    if (seen.insert(to_string(c)).second) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<KernelConfig> search_space_for(DType t, const Shape& s) {
+  std::vector<KernelConfig> out;
+  for (const KernelConfig& c : default_search_space(t))
+    if (!why_invalid_for(c, t, s)) out.push_back(c);
+  return out;
+}
+
+}  // namespace gemvtune

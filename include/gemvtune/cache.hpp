@@ -1,0 +1,125 @@
+// The tuning cache: a SQLite file that remembers, per GPU model, shape, dtype, batch and
+// template version, which kernel config won and every candidate that was measured, plus the
+// measured bandwidth ceiling of each GPU. Safe for several processes writing one file.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemvtune/dtype.hpp"
+#include "gemvtune/gpu.hpp"
+#include "gemvtune/shape.hpp"
+
+namespace gemvtune {
+
+// Everything a tuned config depends on. Two keys are the same entry only when every field is.
+struct CacheKey {
+  GpuIdentity gpu;
+  Shape shape;
+  DType dtype = DType::bf16;
+  int batch = 1;
+  std::string template_version;
+};
+
+// What happened to one measured candidate.
+enum class Outcome { passed, incorrect, compile_failed, launch_failed, not_supported };
+
+// "passed", "incorrect", "compile_failed", "launch_failed", "not_supported".
+std::string_view to_string(Outcome o);
+// Exact names of to_string only; throws InvalidArgument naming the text otherwise.
+Outcome parse_outcome(std::string_view text);
+
+struct CandidateResult {
+  std::string config;  // text form of KernelConfig
+  Outcome outcome = Outcome::passed;
+  std::string reason;  // why it failed; empty when it passed
+  double time_us = 0, gbps = 0, pct_of_ceiling = 0;
+};
+
+// One tuned shape: the winner and everything measured on the way.
+struct TuneRecord {
+  CacheKey key;
+  std::string config;  // the winner, text form of KernelConfig
+  double time_us = 0, gbps = 0, pct_of_ceiling = 0;
+  std::string strategy;  // "exhaustive" / "model"
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::int64_t timestamp = 0;  // unix seconds
+  std::vector<CandidateResult> candidates;  // every measured candidate, failures with reason
+};
+
+// The measured bandwidth ceiling of one GPU model.
+struct PeakRecord {
+  GpuIdentity gpu;
+  double gbps = 0;
+  std::int64_t bytes = 0;  // bytes moved by the measurement
+  int driver_version = 0;
+  std::int64_t timestamp = 0;  // unix seconds
+};
+
+enum class CacheMode { read_only, read_write };
+
+// RAII over one SQLite connection. Movable, not copyable; a moved-from cache may only be
+// destroyed or assigned to. One object must not be used by two threads at once; several
+// objects (in one process or many) may use one file at the same time.
+// Every failure to use the file throws CacheError naming the path; bad input to store()
+// throws InvalidArgument.
+class TuningCache {
+ public:
+  // $GEMVTUNE_CACHE if set, else $XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else
+  // $HOME/.cache/gemvtune/gemvtune.sqlite. Throws CacheError when none of them is set.
+  static std::string default_path();
+
+  // read_write creates the file and its parent directories when missing and upgrades an
+  // older schema. read_only never writes and refuses a missing file. A file that is not a
+  // gemvtune cache (not SQLite, corrupt, another program's database, a newer schema) is
+  // refused and left byte-identical.
+  TuningCache(const std::string& path, CacheMode mode);
+  ~TuningCache();
+  TuningCache(TuningCache&&) noexcept;
+  TuningCache& operator=(TuningCache&&) noexcept;
+  TuningCache(const TuningCache&) = delete;
+  TuningCache& operator=(const TuningCache&) = delete;
+
+  // One transaction: replaces the winner row for r.key and all of that key's candidate rows.
+  void store(const TuneRecord& r);
+  std::optional<TuneRecord> find(const CacheKey& k, bool with_candidates = false) const;
+  bool contains(const CacheKey& k) const;
+  // All winners (without candidates), ordered by gpu, dtype, n, k (then batch, template).
+  std::vector<TuneRecord> list() const;
+
+  // The tuned shape on the same gpu, dtype, batch and template_version that is nearest to
+  // k.shape by |log(n/n')| + |log(k/k')| and whose config `usable` accepts; the exact shape
+  // counts too. Ties go to the smaller (n, k). Candidates are not loaded.
+  std::optional<TuneRecord> nearest(
+      const CacheKey& k, const std::function<bool(const std::string& config)>& usable) const;
+
+  // Replaces the peak of p.gpu.
+  void store_peak(const PeakRecord& p);
+  std::optional<PeakRecord> peak(const GpuIdentity& gpu) const;
+
+  // All winners with their candidates and all peaks, as indented JSON with a format version.
+  void export_json(std::ostream& out) const;
+
+  struct ImportStats {
+    int added = 0, replaced = 0, kept = 0;  // tuned entries; peaks are merged but not counted
+  };
+  // Merges an export into this cache in one transaction: for a key present in both, the
+  // entry with the lower time_us stays (the existing one on a tie); for a peak, the higher
+  // gbps. Malformed or invalid JSON throws CacheError naming what is wrong; nothing is written.
+  ImportStats import_json(std::istream& in);
+
+  const std::string& path() const;
+  CacheMode mode() const;
+
+ private:
+  struct Impl;  // defined in cache/cache_impl.hpp; keeps sqlite3.h out of this header
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemvtune

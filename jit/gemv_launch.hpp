@@ -1,0 +1,63 @@
+// Loading a compiled GEMV kernel into a context and launching it, with the split-K workspace.
+#pragma once
+#include <cuda.h>
+
+#include <memory>
+
+#include "gemvtune/config.hpp"
+#include "jit/cuda_handles.hpp"
+#include "jit/nvrtc_compiler.hpp"
+
+namespace gemvtune::jit {
+
+// Device pointers and geometry of one y = W x.
+struct GemvOperands {
+  CUdeviceptr w = 0, x = 0, y = 0;
+  Shape shape;
+  std::int64_t ld = 0;  // row stride of W in elements, >= K
+};
+
+// A kernel loaded into the current context. config.split_k is ignored (launch parameter).
+class LoadedGemv {
+ public:
+  LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const KernelConfig& c, DType t);
+  const KernelConfig& config() const { return config_; }
+  DType dtype() const { return dtype_; }
+  const CompiledKernel& compiled() const { return *compiled_; }
+  CUfunction function() const { return fn_; }
+
+ private:
+  std::shared_ptr<const CompiledKernel> compiled_;
+  KernelConfig config_;
+  DType dtype_;
+  Module module_;
+  CUfunction fn_ = nullptr;
+};
+
+// Split-K scratch: per-split partial sums and one ticket per row block. Tickets start at zero
+// (zeroed when allocated) and every launch leaves them at zero, so no per-call memset.
+// reserve() allocates; call it before capturing launches into a graph.
+class SplitKWorkspace {
+ public:
+  void reserve(const KernelConfig& c, const Shape& s);
+  bool fits(const KernelConfig& c, const Shape& s) const;
+  CUdeviceptr partials() const { return partials_.get(); }
+  CUdeviceptr tickets() const { return tickets_.get(); }
+
+ private:
+  DeviceBuffer partials_, tickets_;
+};
+
+// Grid of a launch: (row blocks, split_k).
+unsigned row_blocks(const KernelConfig& c, const Shape& s);
+
+// Checks the operands against the config (shape, ld, alignment) and throws InvalidArgument
+// naming the problem; nothing is launched then.
+void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
+
+// Enqueues y = W x on `stream` with c.split_k blocks along K. No allocation, no
+// synchronization (the workspace must already fit), so it can be captured into a graph.
+void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
+                 const SplitKWorkspace& ws, CUstream stream);
+
+}  // namespace gemvtune::jit

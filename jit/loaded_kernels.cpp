@@ -1,0 +1,26 @@
+// LoadedKernels (see loaded_kernels.hpp).
+#include "jit/loaded_kernels.hpp"
+
+#include "gemvtune/generator.hpp"
+#include "jit/kernel_cache.hpp"
+
+namespace gemvtune::jit {
+
+std::shared_ptr<const LoadedGemv> LoadedKernels::get(const KernelConfig& c, DType t) {
+  const std::string name = kernel_name(c, t);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(name);
+    if (it != loaded_.end()) return it->second;
+  }
+  auto compiled = KernelCache::instance().get(c, t, ctx_.info().arch);  // may take a while
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = loaded_.find(name);
+  if (it != loaded_.end()) return it->second;
+  ctx_.make_current();
+  auto kernel = std::make_shared<const LoadedGemv>(std::move(compiled), c, t);
+  loaded_.emplace(name, kernel);
+  return kernel;
+}
+
+}  // namespace gemvtune::jit

@@ -1,0 +1,63 @@
+// Every kernel of the default search space, for every dtype, compiles through NVRTC for sm_90
+// without spilling registers (read from ptxas' -v report in the NVRTC log). Also the narrower
+// vector widths used as the fallback for misaligned pointers. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "gemvtune/generator.hpp"
+#include "gemvtune/search_space.hpp"
+#include "jit/nvrtc_compiler.hpp"
+
+using namespace gemvtune;
+
+namespace {
+std::vector<KernelConfig> kernels_to_check(DType t) {
+  auto kernels = distinct_kernels(default_search_space(t));
+  // Fallback widths for misaligned operands, on a few representative kernels.
+  for (int vec : {2, 4, 8})
+    for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl"}) {
+      KernelConfig c = parse_config(base);
+      c.vec_bytes = vec;
+      if (vec >= static_cast<int>(dtype_size(t))) kernels.push_back(c);
+    }
+  return kernels;
+}
+
+void compile_all(DType t) {
+  const auto kernels = kernels_to_check(t);
+  ASSERT_GT(kernels.size(), 100u);
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < kernels.size();) {
+      const KernelConfig& c = kernels[i];
+      std::string problem;
+      try {
+        auto k = jit::compile_kernel(generate_source(c, t), kernel_name(c, t), "sm_90");
+        if (k.cubin.empty()) problem = "empty cubin";
+        else if (k.registers <= 0) problem = "no ptxas register report in log: " + k.log;
+        else if (k.spill_store_bytes || k.spill_load_bytes || k.stack_frame_bytes)
+          problem = "spills: " + k.log;
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      if (!problem.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back(kernel_name(c, t) + ": " + problem);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) ADD_FAILURE() << f;
+}
+}  // namespace
+
+TEST(CompileSearchSpace, Fp32) { compile_all(DType::f32); }
+TEST(CompileSearchSpace, Fp16) { compile_all(DType::f16); }
+TEST(CompileSearchSpace, Bf16) { compile_all(DType::bf16); }

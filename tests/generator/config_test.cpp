@@ -1,0 +1,107 @@
+// KernelConfig text form, validity rules, and dtype/shape parsing. No GPU needed.
+#include <gtest/gtest.h>
+
+#include "gemvtune/config.hpp"
+#include "gemvtune/error.hpp"
+#include "gemvtune/search_space.hpp"
+
+using namespace gemvtune;
+
+TEST(Config, TextRoundTripsForWholeSearchSpace) {
+  for (DType t : kAllDTypes)
+    for (const KernelConfig& c : default_search_space(t)) {
+      const std::string text = to_string(c);
+      EXPECT_EQ(parse_config(text), c) << text;
+      EXPECT_EQ(to_string(parse_config(text)), text);
+    }
+}
+
+TEST(Config, PdlAndHintsRoundTrip) {
+  for (const char* text : {"t128_r2_kw1_v16_u4_sk3_cs", "t64_r1_kw2_v8_u1_sk1_nc_pdl",
+                           "t1024_r8_kw32_v2_u8_sk64_nc", "t1024_r8_kw32_v16_u1_sk64_nc"}) {
+    EXPECT_EQ(to_string(parse_config(text)), text);
+  }
+  EXPECT_TRUE(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl").pdl);
+  EXPECT_EQ(parse_config("t128_r1_kw1_v16_u2_sk1_nc").hint, LoadHint::readonly);
+}
+
+TEST(Config, MalformedTextIsRejectedWithTheField) {
+  for (const char* text : {"", "t128", "t128_r2_kw1_v16_u4_sk3", "t128_r2_kw1_v16_u4_sk3_xx",
+                           "x128_r2_kw1_v16_u4_sk3_cs", "t12a_r2_kw1_v16_u4_sk3_cs",
+                           "t128_r2_kw1_v16_u4_sk3_cs_pdl_extra", "t-128_r2_kw1_v16_u4_sk3_cs",
+                           "t0128_r2_kw1_v16_u4_sk3_cs", "t128_r2_kw1_v16_u4_sk3_cs_foo"}) {
+    EXPECT_THROW(parse_config(text), InvalidArgument) << text;
+  }
+  try {
+    parse_config("t128_q2_kw1_v16_u4_sk3_cs");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'r'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, ValidityRulesGiveReasons) {
+  KernelConfig c;
+  c.threads = 96 + 16;
+  EXPECT_NE(why_invalid(c)->find("not a multiple of 32"), std::string::npos);
+  c = {};
+  c.threads = 2048;
+  EXPECT_TRUE(why_invalid(c).has_value());
+  c = {};
+  c.rows_per_warp = 3;
+  EXPECT_NE(why_invalid(c)->find("rows per warp 3"), std::string::npos);
+  c = {};
+  c.k_warps = 8;  // 128 threads = 4 warps
+  EXPECT_NE(why_invalid(c)->find("k_warps 8"), std::string::npos);
+  c = {};
+  c.vec_bytes = 32;
+  EXPECT_TRUE(why_invalid(c).has_value());
+  c = {};
+  c.unroll = 3;
+  EXPECT_TRUE(why_invalid(c).has_value());
+  c = {};
+  c.split_k = 0;
+  EXPECT_TRUE(why_invalid(c).has_value());
+  c = {};
+  c.rows_per_warp = 2;
+  c.unroll = 8;
+  EXPECT_NE(why_invalid(c)->find("register budget"), std::string::npos);
+  EXPECT_FALSE(why_invalid(KernelConfig{}).has_value());
+}
+
+TEST(Config, ShapeRules) {
+  KernelConfig c;
+  c.vec_bytes = 2;
+  EXPECT_NE(why_invalid_for(c, DType::f32, {16, 16})->find("narrower than one fp32"), std::string::npos);
+  EXPECT_FALSE(why_invalid_for(c, DType::bf16, {16, 16}).has_value());
+  c = {};
+  c.split_k = 4;  // K=129 bf16 with 16-byte loads: 256 elements per warp load, one chunk
+  EXPECT_NE(why_invalid_for(c, DType::bf16, {7, 129})->find("split_k 4"), std::string::npos);
+  EXPECT_FALSE(why_invalid_for(c, DType::bf16, {7, 4096}).has_value());
+  EXPECT_THROW(check_config(c, DType::bf16, {7, 129}), InvalidArgument);
+}
+
+TEST(Config, AlignmentRuleAndFallback) {
+  KernelConfig c;  // 16-byte loads
+  EXPECT_FALSE(why_misaligned(c, DType::bf16, 256, 4096, 512).has_value());
+  EXPECT_TRUE(why_misaligned(c, DType::bf16, 258, 4096, 512).has_value());   // W
+  EXPECT_TRUE(why_misaligned(c, DType::bf16, 256, 4100, 512).has_value());   // row stride
+  EXPECT_TRUE(why_misaligned(c, DType::bf16, 256, 4096, 520).has_value());   // x
+  EXPECT_EQ(widest_aligned_vec_bytes(c, DType::bf16, 256, 4100, 512), 8);
+  EXPECT_EQ(widest_aligned_vec_bytes(c, DType::bf16, 258, 4096, 512), 2);
+  EXPECT_EQ(widest_aligned_vec_bytes(c, DType::f32, 260, 4096, 512), 4);
+}
+
+TEST(DTypeShape, Parse) {
+  EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
+  EXPECT_EQ(parse_dtype("fp16"), DType::f16);
+  EXPECT_EQ(parse_dtype("fp32"), DType::f32);
+  EXPECT_THROW(parse_dtype("int8"), InvalidArgument);
+  EXPECT_EQ(parse_shape("4096x14336"), (Shape{4096, 14336}));
+  EXPECT_EQ(parse_shape("7X129"), (Shape{7, 129}));
+  for (const char* bad : {"", "x", "4096", "4096x", "x4096", "0x5", "5x0", "-1x5", "5x-1", "4096 x 1",
+                          "1e3x4", "99999999999x1", "4096x14336x1", "+5x5"})
+    EXPECT_THROW(parse_shape(bad), InvalidArgument) << bad;
+  EXPECT_THROW(check_shape({0, 1}), InvalidArgument);
+  EXPECT_THROW(check_shape({1, -4}), InvalidArgument);
+}

@@ -1,0 +1,147 @@
+// Host-side test data and the float64 reference (see host_data.hpp).
+#include "tuner/host_data.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace gemvtune {
+
+float bf16_bits_to_float(std::uint16_t b) {
+  std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::uint16_t float_to_bf16_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return 0x7fc0;
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+float fp16_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  float mag;
+  if (exp == 0) mag = std::ldexp(static_cast<float>(man), -24);
+  else if (exp == 31) mag = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else mag = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
+  std::uint32_t u;
+  std::memcpy(&u, &mag, 4);
+  u |= sign;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::uint16_t float_to_fp16_bits(float f) {
+  std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  float a = std::fabs(f);
+  if (std::isnan(f)) return 0x7e00;
+  if (a >= 65520.f) return sign | 0x7c00;
+  if (a < std::ldexp(1.f, -24 - 1)) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  int exp = e - 1 + 15;
+  if (exp <= 0) {  // subnormal: units of 2^-24
+    return sign | static_cast<std::uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  }
+  // 11 significant bits: units of 2^(e-11); nearbyint rounds to even.
+  auto q = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 11 - e)));
+  if (q == 2048) {
+    q = 1024;
+    ++exp;
+  }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<std::uint16_t>((exp << 10) | (q & 0x3ffu));
+}
+
+double HostArray::get(std::size_t i) const {
+  const unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  if (dtype == DType::f32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return dtype == DType::bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h);
+}
+
+void HostArray::set(std::size_t i, double value) {
+  unsigned char* p = bytes.data() + i * dtype_size(dtype);
+  const float f = static_cast<float>(value);
+  if (dtype == DType::f32) {
+    std::memcpy(p, &f, 4);
+    return;
+  }
+  const std::uint16_t h = dtype == DType::bf16 ? float_to_bf16_bits(f) : float_to_fp16_bits(f);
+  std::memcpy(p, &h, 2);
+}
+
+void HostArray::set_nan(std::size_t i) { set(i, std::numeric_limits<double>::quiet_NaN()); }
+
+GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::mt19937_64& rng) {
+  GemvInputs in{HostArray(t, static_cast<std::size_t>(s.n * ld)), HostArray(t, static_cast<std::size_t>(s.k)), s, ld};
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (std::int64_t r = 0; r < s.n; ++r) {
+    for (std::int64_t c = 0; c < s.k; ++c) in.w.set(r * ld + c, dist(rng));
+    for (std::int64_t c = s.k; c < ld; ++c) in.w.set_nan(r * ld + c);
+  }
+  for (std::int64_t c = 0; c < s.k; ++c) in.x.set(c, dist(rng));
+  return in;
+}
+
+std::vector<double> reference_gemv(const GemvInputs& in) {
+  std::vector<double> xd(in.shape.k);
+  for (std::int64_t c = 0; c < in.shape.k; ++c) xd[c] = in.x.get(c);
+  std::vector<double> y(in.shape.n);
+  for (std::int64_t r = 0; r < in.shape.n; ++r) {
+    double acc = 0;
+    for (std::int64_t c = 0; c < in.shape.k; ++c) acc += in.w.get(r * in.ld + c) * xd[c];
+    y[r] = acc;
+  }
+  return y;
+}
+
+double rel_tol(DType t) {
+  switch (t) {
+    case DType::f32: return 1e-5;
+    case DType::f16: return std::ldexp(1.0, -10);
+    case DType::bf16: return std::ldexp(1.0, -7);
+  }
+  return 0;
+}
+
+Comparison compare_output(const HostArray& y, const std::vector<double>& ref) {
+  Comparison c;
+  double ref_sq = 0, err_sq = 0;
+  for (double v : ref) ref_sq += v * v;
+  const double rms = ref.empty() ? 0 : std::sqrt(ref_sq / ref.size());
+  const double tol_rel = rel_tol(y.dtype), tol_abs = 1e-4 * rms + 1e-30;
+  c.ok = y.size() == ref.size();
+  for (std::size_t i = 0; i < ref.size() && i < y.size(); ++i) {
+    const double v = y.get(i), err = std::fabs(v - ref[i]);
+    const bool good = !std::isnan(v) && err <= tol_rel * std::fabs(ref[i]) + tol_abs;
+    if (!good && c.first_bad < 0) c.first_bad = static_cast<std::int64_t>(i);
+    c.ok = c.ok && good;
+    if (std::isnan(v)) err_sq = std::numeric_limits<double>::infinity();
+    else err_sq += err * err;
+    c.max_abs_error = std::isnan(v) ? std::numeric_limits<double>::infinity() : std::max(c.max_abs_error, err);
+  }
+  c.rel_l2_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq);
+  return c;
+}
+
+std::string Comparison::describe() const {
+  std::string s = ok ? "ok" : "WRONG";
+  s += ": relative L2 error " + std::to_string(rel_l2_error) + ", max abs error " + std::to_string(max_abs_error);
+  if (first_bad >= 0) s += ", first bad element " + std::to_string(first_bad);
+  return s;
+}
+
+}  // namespace gemvtune

@@ -1,0 +1,54 @@
+// Host-side test data: dtype conversions, random fills and the float64 reference GEMV.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gemvtune/dtype.hpp"
+#include "gemvtune/shape.hpp"
+
+namespace gemvtune {
+
+// Raw element storage for any dtype: 2 or 4 bytes per element, as the GPU sees it.
+struct HostArray {
+  DType dtype = DType::bf16;
+  std::vector<unsigned char> bytes;
+
+  HostArray(DType t, std::size_t count) : dtype(t), bytes(count * dtype_size(t)) {}
+  std::size_t size() const { return bytes.size() / dtype_size(dtype); }
+  double get(std::size_t i) const;          // exact value of element i
+  void set(std::size_t i, double value);    // rounded to nearest even in dtype
+  void set_nan(std::size_t i);              // a quiet NaN: poison for "never read/written"
+};
+
+float bf16_bits_to_float(std::uint16_t b);
+std::uint16_t float_to_bf16_bits(float f);   // round to nearest even
+float fp16_bits_to_float(std::uint16_t h);
+std::uint16_t float_to_fp16_bits(float f);   // round to nearest even
+
+// W (N x ld, columns K..ld-1 set to NaN so a kernel that reads them fails) and x, drawn
+// uniformly from [-1, 1] and rounded to the dtype.
+struct GemvInputs {
+  HostArray w, x;
+  Shape shape;
+  std::int64_t ld;
+};
+GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::mt19937_64& rng);
+
+// y = W x in float64 from the dtype-rounded inputs.
+std::vector<double> reference_gemv(const GemvInputs& in);
+
+// Compares a kernel's y with the reference. Per element |y - ref| must be within
+// rel_tol(dtype) * |ref| + 1e-4 * rms(ref) (the second term covers fp32 accumulation order);
+// NaN never passes (catches unwritten outputs, since y is poisoned with NaN first).
+struct Comparison {
+  bool ok = false;
+  double max_abs_error = 0, rel_l2_error = 0;
+  std::int64_t first_bad = -1;  // index of the first element out of tolerance
+  std::string describe() const;
+};
+double rel_tol(DType t);  // one unit in the last place of the output dtype (fp32: 1e-5)
+Comparison compare_output(const HostArray& y, const std::vector<double>& ref);
+
+}  // namespace gemvtune
