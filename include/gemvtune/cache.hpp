@@ -75,10 +75,12 @@ class TuningCache {
   // $HOME/.cache/gemvtune/gemvtune.sqlite. Throws CacheError when none of them is set.
   static std::string default_path();
 
-  // read_write creates the file and its parent directories when missing and upgrades an
-  // older schema. read_only never writes and refuses a missing file. A file that is not a
-  // gemvtune cache (not SQLite, corrupt, another program's database, a newer schema) is
-  // refused and left byte-identical.
+  // read_write creates the file and its parent directories when missing, upgrades an
+  // older schema and needs the file and its directory writable (WAL keeps <path>-wal and
+  // <path>-shm beside it). read_only never writes the file (SQLITE_OPEN_READONLY), refuses a
+  // missing file and also reads a cache in a write-protected directory. A file that is not
+  // a gemvtune cache (not SQLite, corrupt, another program's database, a newer schema) is
+  // checked read-only first and refused byte-identical.
   TuningCache(const std::string& path, CacheMode mode);
   ~TuningCache();
   TuningCache(TuningCache&&) noexcept;
@@ -95,7 +97,8 @@ class TuningCache {
 
   // The tuned shape on the same gpu, dtype, batch and template_version that is nearest to
   // k.shape by |log(n/n')| + |log(k/k')| and whose config `usable` accepts; the exact shape
-  // counts too. Ties go to the smaller (n, k). Candidates are not loaded.
+  // counts too. Ties go to the smaller (n, k). An empty `usable` accepts every config.
+  // Candidates are not loaded (find(r.key, true) does).
   std::optional<TuneRecord> nearest(
       const CacheKey& k, const std::function<bool(const std::string& config)>& usable) const;
 

@@ -1,0 +1,149 @@
+// The open sequence of a cache file. An existing file is first opened with
+// SQLITE_OPEN_READONLY and checked (SQLite? healthy? ours or empty? not newer?), so a wrong
+// path is refused byte-identical; only then is it reopened read-write, migrated inside
+// BEGIN IMMEDIATE and switched to WAL.
+#include "cache/open.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "cache/file_check.hpp"
+#include "cache/schema.hpp"
+
+namespace gemvtune::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string directory_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+void create_parent_directories(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw_cache_error(path, "cannot create directory " + parent.string() + ": " + ec.message());
+}
+
+// WAL mode keeps <file>-wal and <file>-shm beside the database, so writing needs the
+// directory too, not only the file.
+void require_writable(const std::string& path) {
+  if (::access(path.c_str(), W_OK) != 0)
+    throw_cache_error(path, "file is not writable (opened read_write)");
+  const std::string dir = directory_of(path);
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw_cache_error(path, "directory " + dir +
+                                " is not writable (needed for the -wal and -shm files of a "
+                                "read_write cache)");
+}
+
+// True when SQLite cannot read a WAL-mode file read-only because it cannot create the
+// file's -shm in a directory this process may not write.
+bool cannot_create_shm(const Connection& conn) {
+  if (sqlite3_exec(conn.handle(), "PRAGMA schema_version", nullptr, nullptr, nullptr) == SQLITE_OK)
+    return false;
+  const int code = sqlite3_extended_errcode(conn.handle());
+  return code == SQLITE_READONLY_DIRECTORY || code == SQLITE_READONLY_CANTINIT;
+}
+
+// Opens an existing file with SQLITE_OPEN_READONLY. A WAL cache in a directory we cannot
+// write (a shared, write-protected cache) is read as immutable instead: a writer would have
+// needed that directory for its -wal and -shm, and had they been there SQLite would have
+// used them, so nobody is changing the file.
+Connection open_for_reading(const std::string& path) {
+  Connection conn(path, SQLITE_OPEN_READONLY);
+  conn.set_busy_timeout_ms(kBusyTimeoutMs);  // before the probe: a writer may hold a lock
+  if (!cannot_create_shm(conn)) return conn;
+  Connection immutable = Connection::open_immutable(path);
+  immutable.set_busy_timeout_ms(kBusyTimeoutMs);
+  return immutable;
+}
+
+// Verifies an existing file without writing to it; returns its read-only connection.
+// SQLite's read-only open of a WAL-mode file may create an empty -wal and a -shm beside it
+// (it needs them to read safely while others write); the file itself is never changed.
+Connection inspect_existing(const std::string& path, SchemaState& state) {
+  Connection conn = open_for_reading(path);
+  check_healthy_sqlite(conn);
+  state = read_schema_state(conn);
+  check_usable(state, path);
+  return conn;
+}
+
+Connection open_read_only(const std::string& path) {
+  SchemaState state;
+  Connection conn = inspect_existing(path, state);
+  if (state.kind == FileKind::empty) {
+    throw_cache_error(path, "is an empty database without gemvtune tables; open it read_write "
+                            "once to initialise it");
+  }
+  if (state.version < kSchemaVersion) {
+    throw_cache_error(path, "schema version " + std::to_string(state.version) +
+                                " is older than this build's (" +
+                                std::to_string(kSchemaVersion) +
+                                "); open it read_write once to upgrade it");
+  }
+  conn.exec("PRAGMA query_only = 1");  // belt and braces on top of SQLITE_OPEN_READONLY
+  return conn;
+}
+
+Connection open_read_write(const std::string& path, bool exists) {
+  int flags = SQLITE_OPEN_READWRITE;
+  if (exists) {
+    // Permissions first: in a write-protected directory the read-only inspection of a WAL
+    // file would fail with a less helpful message.
+    require_writable(path);
+    SchemaState state;
+    inspect_existing(path, state);  // refuses foreign/corrupt/newer files before any write
+  } else {
+    create_parent_directories(path);
+    const std::string dir = directory_of(path);
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw_cache_error(path, "cannot create the file: directory " + dir + " is not writable");
+    flags |= SQLITE_OPEN_CREATE;
+  }
+
+  Connection conn(path, flags);
+  // SQLite silently falls back to read-only for a write-protected file.
+  if (conn.is_read_only()) throw_cache_error(path, "file is not writable (opened read_write)");
+  conn.set_busy_timeout_ms(kBusyTimeoutMs);
+  conn.exec("PRAGMA foreign_keys = ON");
+
+  // Another process may have created or migrated the file since the check above, so the
+  // state is read again under the write lock before migrating.
+  {
+    WriteTransaction tx(conn);
+    migrate_to_current(conn, read_schema_state(conn));
+    tx.commit();
+  }
+
+  // WAL lets readers and one writer work at once; persistent in the file once set.
+  const std::string journal = conn.query_text("PRAGMA journal_mode = WAL");
+  if (journal != "wal") throw_cache_error(path, "cannot switch to WAL journal mode (got " + journal + ")");
+  return conn;
+}
+
+}  // namespace
+
+Connection open_cache(const std::string& path, CacheMode mode) {
+  if (path.empty()) throw_cache_error(path, "empty path");
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  const bool exists = fs::exists(status);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw_cache_error(path, "cannot stat: " + ec.message());
+  if (exists && fs::is_directory(status)) throw_cache_error(path, "is a directory, not a file");
+
+  if (mode == CacheMode::read_only) {
+    if (!exists) throw_cache_error(path, "file does not exist (opened read_only, so not created)");
+    return open_read_only(path);
+  }
+  return open_read_write(path, exists);
+}
+
+}  // namespace gemvtune::cache

@@ -1,0 +1,108 @@
+// Schema versions and migrations of the cache file. kMigrations[v] upgrades a file from
+// version v to v + 1; a new schema version is one more function appended to the list.
+#include "cache/schema.hpp"
+
+#include <iterator>
+
+namespace gemvtune::cache {
+namespace {
+
+// v0 -> v1: the winners, every measured candidate, and the bandwidth ceiling per GPU.
+void create_v1_tables(const Connection& conn) {
+  conn.exec(R"sql(
+    CREATE TABLE tuned (
+      id               INTEGER PRIMARY KEY,
+      gpu_name         TEXT    NOT NULL,
+      sm_count         INTEGER NOT NULL,
+      cc_major         INTEGER NOT NULL,
+      cc_minor         INTEGER NOT NULL,
+      n                INTEGER NOT NULL,
+      k                INTEGER NOT NULL,
+      dtype            TEXT    NOT NULL,
+      batch            INTEGER NOT NULL,
+      template_version TEXT    NOT NULL,
+      config           TEXT    NOT NULL,
+      time_us          REAL    NOT NULL,
+      gbps             REAL    NOT NULL,
+      pct_of_ceiling   REAL    NOT NULL,
+      strategy         TEXT    NOT NULL,
+      driver_version   INTEGER NOT NULL,
+      nvrtc_version    TEXT    NOT NULL,
+      timestamp        INTEGER NOT NULL,
+      UNIQUE (gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, template_version)
+    );
+    CREATE TABLE candidates (
+      tuned_id       INTEGER NOT NULL REFERENCES tuned(id) ON DELETE CASCADE,
+      seq            INTEGER NOT NULL,  -- position in TuneRecord::candidates
+      config         TEXT    NOT NULL,
+      outcome        TEXT    NOT NULL,
+      reason         TEXT    NOT NULL,
+      time_us        REAL    NOT NULL,
+      gbps           REAL    NOT NULL,
+      pct_of_ceiling REAL    NOT NULL,
+      PRIMARY KEY (tuned_id, seq)
+    );
+    CREATE TABLE peaks (
+      gpu_name       TEXT    NOT NULL,
+      sm_count       INTEGER NOT NULL,
+      cc_major       INTEGER NOT NULL,
+      cc_minor       INTEGER NOT NULL,
+      gbps           REAL    NOT NULL,
+      bytes          INTEGER NOT NULL,
+      driver_version INTEGER NOT NULL,
+      timestamp      INTEGER NOT NULL,
+      PRIMARY KEY (gpu_name, sm_count, cc_major, cc_minor)
+    );
+  )sql");
+}
+
+using Migration = void (*)(const Connection&);
+constexpr Migration kMigrations[] = {
+    &create_v1_tables,  // 0 -> 1
+};
+static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
+
+}  // namespace
+
+SchemaState read_schema_state(const Connection& conn) {
+  const auto application_id = conn.query_int("PRAGMA application_id");
+  const auto user_version = conn.query_int("PRAGMA user_version");
+  const auto objects = conn.query_int("SELECT count(*) FROM sqlite_master");
+  SchemaState state;
+  state.version = static_cast<int>(user_version);
+  if (application_id == kApplicationId) {
+    state.kind = FileKind::ours;
+  } else if (application_id == 0 && user_version == 0 && objects == 0) {
+    state.kind = FileKind::empty;  // e.g. a 0-byte file, or `sqlite3 f.db VACUUM`
+  } else {
+    state.kind = FileKind::foreign;
+  }
+  return state;
+}
+
+void check_usable(const SchemaState& state, const std::string& path) {
+  if (state.kind == FileKind::foreign) {
+    throw_cache_error(path,
+                      "is a SQLite database of another program (it has tables or an "
+                      "application id but no gemvtune marker); refusing to touch it");
+  }
+  if (state.version > kSchemaVersion) {
+    throw_cache_error(path, "schema version " + std::to_string(state.version) +
+                                " is newer than this build supports (" +
+                                std::to_string(kSchemaVersion) + "); refusing to downgrade");
+  }
+  if (state.version < 0) {
+    throw_cache_error(path, "invalid schema version " + std::to_string(state.version));
+  }
+}
+
+void migrate_to_current(const Connection& conn, const SchemaState& state) {
+  check_usable(state, conn.path());
+  if (state.kind == FileKind::ours && state.version == kSchemaVersion) return;
+  for (int v = state.version; v < kSchemaVersion; ++v) kMigrations[v](conn);
+  // Header fields, written inside the caller's transaction like the tables.
+  conn.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  conn.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+}
+
+}  // namespace gemvtune::cache

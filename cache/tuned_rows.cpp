@@ -1,0 +1,170 @@
+// SQL for TuneRecords: key binding, row <-> struct conversion, and the replace that store()
+// and import_json() share. Text read back from the file (dtype, outcome) is parsed strictly;
+// a value this build does not know is reported as a CacheError naming the file.
+#include "cache/tuned_rows.hpp"
+
+#include <string>
+
+#include "gemvtune/error.hpp"
+
+namespace gemvtune::cache {
+namespace {
+
+constexpr const char* kSelectTuned =
+    "SELECT id, gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, template_version,"
+    " config, time_us, gbps, pct_of_ceiling, strategy, driver_version, nvrtc_version, timestamp"
+    " FROM tuned";
+
+// The nine key columns as ?1..?9, bound by bind_key.
+constexpr const char* kWhereKey =
+    " WHERE gpu_name = ?1 AND sm_count = ?2 AND cc_major = ?3 AND cc_minor = ?4 AND n = ?5"
+    " AND k = ?6 AND dtype = ?7 AND batch = ?8 AND template_version = ?9";
+
+void bind_key(Statement& s, const CacheKey& key) {
+  s.bind(1, key.gpu.name).bind(2, key.gpu.sm_count).bind(3, key.gpu.cc_major)
+      .bind(4, key.gpu.cc_minor).bind(5, key.shape.n).bind(6, key.shape.k)
+      .bind(7, to_string(key.dtype)).bind(8, key.batch).bind(9, key.template_version);
+}
+
+DType dtype_from_column(const Connection& conn, const std::string& text) {
+  try {
+    return parse_dtype(text);
+  } catch (const InvalidArgument& e) {
+    throw_cache_error(conn.path(), std::string("unreadable row: ") + e.what());
+  }
+}
+
+Outcome outcome_from_column(const Connection& conn, const std::string& text) {
+  try {
+    return parse_outcome(text);
+  } catch (const InvalidArgument& e) {
+    throw_cache_error(conn.path(), std::string("unreadable row: ") + e.what());
+  }
+}
+
+// Reads a row of kSelectTuned; returns the row id for loading candidates.
+std::int64_t read_tuned_row(const Connection& conn, const Statement& s, TuneRecord& r) {
+  r.key.gpu.name = s.column_text(1);
+  r.key.gpu.sm_count = s.column_int(2);
+  r.key.gpu.cc_major = s.column_int(3);
+  r.key.gpu.cc_minor = s.column_int(4);
+  r.key.shape.n = s.column_int64(5);
+  r.key.shape.k = s.column_int64(6);
+  r.key.dtype = dtype_from_column(conn, s.column_text(7));
+  r.key.batch = s.column_int(8);
+  r.key.template_version = s.column_text(9);
+  r.config = s.column_text(10);
+  r.time_us = s.column_double(11);
+  r.gbps = s.column_double(12);
+  r.pct_of_ceiling = s.column_double(13);
+  r.strategy = s.column_text(14);
+  r.driver_version = s.column_int(15);
+  r.nvrtc_version = s.column_text(16);
+  r.timestamp = s.column_int64(17);
+  return s.column_int64(0);
+}
+
+std::vector<CandidateResult> load_candidates(const Connection& conn, std::int64_t tuned_id) {
+  Statement s = conn.prepare(
+      "SELECT config, outcome, reason, time_us, gbps, pct_of_ceiling FROM candidates"
+      " WHERE tuned_id = ?1 ORDER BY seq");
+  s.bind(1, tuned_id);
+  std::vector<CandidateResult> out;
+  while (s.step()) {
+    CandidateResult c;
+    c.config = s.column_text(0);
+    c.outcome = outcome_from_column(conn, s.column_text(1));
+    c.reason = s.column_text(2);
+    c.time_us = s.column_double(3);
+    c.gbps = s.column_double(4);
+    c.pct_of_ceiling = s.column_double(5);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<TuneRecord> load_rows(const Connection& conn, Statement& s, bool with_candidates) {
+  std::vector<TuneRecord> out;
+  while (s.step()) {
+    TuneRecord r;
+    const std::int64_t id = read_tuned_row(conn, s, r);
+    if (with_candidates) r.candidates = load_candidates(conn, id);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<TuneRecord> load_tuned(const Connection& conn, const CacheKey& key,
+                                     bool with_candidates) {
+  Statement s = conn.prepare(std::string(kSelectTuned) + kWhereKey);
+  bind_key(s, key);
+  std::vector<TuneRecord> rows = load_rows(conn, s, with_candidates);
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());  // UNIQUE on the key: at most one
+}
+
+std::optional<double> load_tuned_time(const Connection& conn, const CacheKey& key) {
+  Statement s = conn.prepare(std::string("SELECT time_us FROM tuned") + kWhereKey);
+  bind_key(s, key);
+  if (!s.step()) return std::nullopt;
+  return s.column_double(0);
+}
+
+std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candidates) {
+  Statement s = conn.prepare(std::string(kSelectTuned) +
+                             " ORDER BY gpu_name, sm_count, cc_major, cc_minor, dtype, n, k,"
+                             " batch, template_version");
+  return load_rows(conn, s, with_candidates);
+}
+
+std::vector<TuneRecord> load_same_family(const Connection& conn, const CacheKey& key) {
+  Statement s = conn.prepare(std::string(kSelectTuned) +
+                             " WHERE gpu_name = ?1 AND sm_count = ?2 AND cc_major = ?3"
+                             " AND cc_minor = ?4 AND dtype = ?5 AND batch = ?6"
+                             " AND template_version = ?7 ORDER BY n, k");
+  s.bind(1, key.gpu.name).bind(2, key.gpu.sm_count).bind(3, key.gpu.cc_major)
+      .bind(4, key.gpu.cc_minor).bind(5, to_string(key.dtype)).bind(6, key.batch)
+      .bind(7, key.template_version);
+  return load_rows(conn, s, false);
+}
+
+void replace_tuned(const Connection& conn, const TuneRecord& r) {
+  // Candidates first: they reference the winner row (ON DELETE CASCADE would do it too, but
+  // only where the connection enabled foreign keys).
+  Statement del_candidates = conn.prepare(
+      std::string("DELETE FROM candidates WHERE tuned_id IN (SELECT id FROM tuned") + kWhereKey +
+      ")");
+  bind_key(del_candidates, r.key);
+  del_candidates.run();
+  Statement del_tuned = conn.prepare(std::string("DELETE FROM tuned") + kWhereKey);
+  bind_key(del_tuned, r.key);
+  del_tuned.run();
+
+  Statement ins = conn.prepare(
+      "INSERT INTO tuned (gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch,"
+      " template_version, config, time_us, gbps, pct_of_ceiling, strategy, driver_version,"
+      " nvrtc_version, timestamp)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+  bind_key(ins, r.key);
+  ins.bind(10, r.config).bind(11, r.time_us).bind(12, r.gbps).bind(13, r.pct_of_ceiling)
+      .bind(14, r.strategy).bind(15, r.driver_version).bind(16, r.nvrtc_version)
+      .bind(17, r.timestamp);
+  ins.run();
+  const std::int64_t tuned_id = conn.last_insert_rowid();
+
+  Statement ins_candidate = conn.prepare(
+      "INSERT INTO candidates (tuned_id, seq, config, outcome, reason, time_us, gbps,"
+      " pct_of_ceiling) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  for (std::size_t seq = 0; seq < r.candidates.size(); ++seq) {
+    const CandidateResult& c = r.candidates[seq];
+    ins_candidate.bind(1, tuned_id).bind(2, static_cast<std::int64_t>(seq)).bind(3, c.config)
+        .bind(4, to_string(c.outcome)).bind(5, c.reason).bind(6, c.time_us).bind(7, c.gbps)
+        .bind(8, c.pct_of_ceiling);
+    ins_candidate.run();
+    ins_candidate.reset();
+  }
+}
+
+}  // namespace gemvtune::cache
