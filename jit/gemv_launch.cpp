@@ -56,6 +56,7 @@ void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOper
   if (code != kernel.config())
     throw InvalidArgument("config " + to_string(c) + " does not match the loaded kernel " +
                           kernel.compiled().name);
+  check_operands(c, kernel.dtype(), op);  // never launch what could fault or be wrong
   if (!ws.fits(c, op.shape))
     throw InvalidArgument("split-K workspace not reserved for " + to_string(c) + " on " +
                           to_string(op.shape));

@@ -55,7 +55,7 @@ unsigned row_blocks(const KernelConfig& c, const Shape& s);
 // naming the problem; nothing is launched then.
 void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
 
-// Enqueues y = W x on `stream` with c.split_k blocks along K. No allocation, no
+// Enqueues y = W x on `stream` with c.split_k blocks along K, after check_operands. No allocation, no
 // synchronization (the workspace must already fit), so it can be captured into a graph.
 void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
                  const SplitKWorkspace& ws, CUstream stream);

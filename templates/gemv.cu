@@ -146,7 +146,9 @@ __device__ __forceinline__ void allow_next_grid() {
 // Split boundaries fall on 128-byte lines so no warp load straddles two splits' lines.
 #define GEMV_SPLIT_ALIGN (GEMV_VE > 128 / GEMV_ESIZE ? GEMV_VE : 128 / GEMV_ESIZE)
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+// Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
+// (fp16 t256 r4), while the same kernel needs at most ~80 registers.
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
 GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __restrict__ y,
           int n, int k, long long ld, float* __restrict__ partials,
           unsigned* __restrict__ tickets) {

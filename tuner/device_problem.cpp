@@ -7,10 +7,7 @@ namespace gemvtune {
 
 DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
                              std::int64_t rotate_bytes)
-    : dtype_(t), inputs_([&] {
-        std::mt19937_64 rng(seed);
-        return random_inputs(t, s, ld, rng);
-      }()),
+    : dtype_(t), inputs_(random_inputs(t, s, ld, seed)),
       x_(inputs_.x.bytes.size()), y_(static_cast<std::size_t>(s.n) * dtype_size(t)) {
   const std::size_t wbytes = inputs_.w.bytes.size();
   const std::int64_t copies =

@@ -1,7 +1,6 @@
 // Host-side test data: dtype conversions, random fills and the float64 reference GEMV.
 #pragma once
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -28,13 +27,13 @@ float fp16_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_fp16_bits(float f);   // round to nearest even
 
 // W (N x ld, columns K..ld-1 set to NaN so a kernel that reads them fails) and x, drawn
-// uniformly from [-1, 1] and rounded to the dtype.
+// uniformly from [-1, 1] and rounded to the dtype; each seed gives its own fresh data.
 struct GemvInputs {
   HostArray w, x;
   Shape shape;
   std::int64_t ld;
 };
-GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::mt19937_64& rng);
+GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed);
 
 // y = W x in float64 from the dtype-rounded inputs.
 std::vector<double> reference_gemv(const GemvInputs& in);

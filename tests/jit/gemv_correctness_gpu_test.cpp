@@ -62,7 +62,11 @@ void check_space(DType t) {
     plain.unroll = 1;
     configs.push_back(plain);
     for (std::size_t i = 0; i < configs.size(); i += stride) {
-      const KernelConfig& c = configs[i];
+      // As the runtime does: a config whose vector width the operands' alignment does not
+      // allow runs with the widest width they do allow.
+      KernelConfig c = configs[i];
+      const auto op = problem.operands(0);
+      c.vec_bytes = widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x);
       auto kernel = kernels.get(c, t);
       problem.workspace().reserve(c, cs.shape);
       const LaunchFn launch = [&](int copy, CUstream s) {
