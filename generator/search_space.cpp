@@ -1,5 +1,6 @@
-// The default search space: block size, rows per warp, warps along K, unroll depth, load hint
-// and split-K, with 16-byte loads (narrower widths are the fallback for misaligned pointers).
+// The default search space: block size, rows per warp, warps along K, unroll depth, load hint,
+// programmatic dependent launch and split-K, with 16-byte loads (narrower widths are the
+// fallback for misaligned pointers).
 #include <set>
 #include <string>
 
@@ -14,6 +15,7 @@ std::vector<KernelConfig> default_search_space(DType t) {
       for (int rows : {1, 2, 4})
         for (int unroll : {1, 2, 4, 8})
           for (LoadHint hint : {LoadHint::streaming, LoadHint::readonly})
+            for (bool pdl : {false, true})
             for (int split : kSplitKChoices) {
               KernelConfig c;
               c.threads = threads;
@@ -23,6 +25,7 @@ std::vector<KernelConfig> default_search_space(DType t) {
               c.unroll = unroll;
               c.hint = hint;
               c.split_k = split;
+              c.pdl = pdl;
               if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t)))
                 out.push_back(c);
             }

@@ -47,7 +47,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double reduce_us = 0.05 * (c.k_warps > 1 ? 1 : 0);
 
   ModelEstimate e;
-  e.time_us = gpu.launch_us + stream_us + split_us + reduce_us;
+  e.time_us = (c.pdl ? gpu.pdl_launch_us : gpu.launch_us) + stream_us + split_us + reduce_us;
   e.bytes_in_flight = in_flight;
   e.waves = waves;
   return e;

@@ -17,7 +17,8 @@ struct GpuModelParams {
   int sm_count = 132;
   double read_ceiling_gbps = 4470;   // measured by `gemvtune peak`
   double latency_ns = 800;           // loaded memory latency
-  double launch_us = 1.5;            // launch + ramp of one kernel in a graph
+  double launch_us = 2.2;            // launch + ramp + drain of one kernel in a graph
+  double pdl_launch_us = 0.8;        // the same when it overlaps the previous kernel (PDL)
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
 };
