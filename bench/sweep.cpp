@@ -1,8 +1,9 @@
 // gemvtune-sweep: a developer's tool. Measures every config of the search space on each shape
 // (graph mode, each checked first), prints the fastest few beside cuBLAS, and writes every
 // measurement as CSV (shape,dtype,config,us,gbps,model_us) for studying the model offline.
-// Usage: gemvtune-sweep OUT.csv DTYPE SHAPE...
+// Usage: [GEMVTUNE_SWEEP_FILTER=text] gemvtune-sweep OUT.csv DTYPE SHAPE...
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -38,7 +39,9 @@ int main(int argc, char** argv) try {
     const Shape s = parse_shape(argv[a]);
     DeviceProblem p(t, s, s.k, 99, ctx.info().l2_bytes * 5 / 2);
     std::vector<std::pair<double, std::string>> results;
+    const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
     for (const KernelConfig& c : search_space_for(t, s)) {
+      if (filter && to_string(c).find(filter) == std::string::npos) continue;
       auto k = kernels.get(c, t);
       p.workspace().reserve(c, s);
       const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*k, c, p.operands(copy), p.workspace(), st); };
