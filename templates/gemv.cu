@@ -177,6 +177,12 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.f;
   bool waited = !GEMV_PDL;  // with PDL, x is read only after the previous grid finished
+#if GEMV_PDL
+  // The next kernel may be scheduled once every block of this one has started (so never
+  // ahead of this grid's own last wave): its blocks take free slots and issue their weight
+  // loads while this grid drains, hiding the launch gap and the ramp.
+  allow_next_grid();
+#endif
   const bool active = row0 < n;
 
   int c = kw;
@@ -244,7 +250,9 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
       }
     }
   }
-  allow_next_grid();
+#if !GEMV_PDL
+  allow_next_grid();  // lets a PDL-launched successor start while this grid reduces
+#endif
 
 #pragma unroll
   for (int r = 0; r < R; ++r)
