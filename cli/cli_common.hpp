@@ -32,5 +32,6 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 int cmd_info(const std::vector<std::string>& args);
 int cmd_emit(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
 
 }  // namespace gemvtune::cli

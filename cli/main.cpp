@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
       {"info", "GPU name, SMs, compute capability, L2, driver and NVRTC versions", cmd_info},
       {"emit", "print the generated CUDA source of a config", cmd_emit},
       {"run", "check one config against a float64 reference and time it", cmd_run},
+      {"bench", "tuned kernels against cuBLAS and the untuned default, per shape", cmd_bench},
   };
   return table;
 }
