@@ -1,0 +1,122 @@
+// The server-embedding runtime: given a shape and dtype, the tuned (or nearest, or default)
+// config, compiled once and kept, launched with no allocation or synchronization so a server
+// can call it per token and capture it into CUDA graphs. See docs/runtime.md.
+#pragma once
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gemvtune/config.hpp"
+#include "gemvtune/dtype.hpp"
+#include "gemvtune/error.hpp"
+#include "gemvtune/gpu.hpp"
+#include "gemvtune/shape.hpp"
+#include "gemvtune/tuner.hpp"
+
+namespace gemvtune {
+
+struct RuntimeOptions {
+  // Tuning cache file; empty: TuningCache::default_path(). A missing file is fine: every plan
+  // then uses the analytic model's default config.
+  std::string cache_path;
+  int device = 0;  // CUDA device ordinal
+  // Opens the cache read-only (never writes it, works on a write-protected deployment).
+  bool read_only = true;
+  // Directory of compiled kernels kept across restarts. nullopt: "<cache path>.kernels";
+  // an empty string disables the store (every process then compiles with NVRTC).
+  std::optional<std::string> kernel_store_dir;
+  // Split-K plans (config().split_k > 1) carry one workspace whose tickets make two launches
+  // of the same plan that overlap in time on different streams race. false replaces split-K
+  // with a single pass, which makes every plan safe on any number of concurrent streams
+  // (slower for few rows and long K).
+  bool allow_split_k = true;
+};
+
+// Counters of one Runtime (monotonic).
+struct RuntimeStats {
+  std::size_t plans_created = 0;        // distinct (shape, dtype) plans built
+  std::size_t kernels_from_store = 0;   // kernels loaded from kernel_store_dir
+  std::size_t kernels_from_nvrtc = 0;   // kernels taken from the in-process KernelCache
+                                        // (compiled by NVRTC unless already in the process)
+  std::size_t store_files_rejected = 0; // truncated/corrupt store files removed and recompiled
+  std::size_t store_writes_failed = 0;  // cubins that could not be written to the store
+};
+
+// A ready-to-launch y = W x for one (shape, dtype) on the runtime's device. Immutable after
+// creation; launch() may be called from any thread.
+//
+// Concurrency rule for split-K: when config().split_k > 1 the plan owns one split-K
+// workspace, so launches of that plan must not overlap in time on different streams (launches
+// on one stream, or streams ordered by events, are fine, and so is replaying a graph that
+// captured it on one stream at a time). stream_concurrent() says whether the plan is free of
+// this rule; RuntimeOptions::allow_split_k = false makes every plan free of it.
+class Plan {
+ public:
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  const KernelConfig& config() const;
+  ConfigSource source() const;             // exact / nearest / model_default
+  const std::string& source_text() const;  // "exact", "nearest 4096x4096", "default (...)"
+  const Shape& shape() const;
+  DType dtype() const;
+  bool stream_concurrent() const { return config().split_k == 1; }
+  // Vector widths (bytes) compiled for this plan, widest first: config().vec_bytes and every
+  // narrower width down to the element size, so misaligned pointers or odd ld never compile.
+  std::vector<int> prepared_vec_bytes() const;
+
+  // Enqueues y = W x on `stream`. w, x, y: device pointers of the plan's dtype; ld: row stride
+  // of W in elements (0 means K). Uses the widest prepared vector width that w, x and ld
+  // allow. No allocation, no synchronization, no host-device copy: can be captured into a
+  // CUDA graph. The calling thread needs the runtime's device context current if it has any
+  // context current; when none is current the plan makes its own (the primary) current.
+  // Throws InvalidArgument (null/misaligned pointers, ld < K) before launching anything,
+  // CudaError when the driver refuses the launch.
+  void launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream,
+              std::int64_t ld = 0) const;
+
+  struct Impl;  // runtime/plan.hpp
+
+ private:
+  friend class Runtime;
+  explicit Plan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One device's runtime: holds its primary context (retained), the tuning cache and the
+// plans. Thread-safe. Plans stay valid after the Runtime is destroyed (they keep the context).
+class Runtime {
+ public:
+  // Throws NoGpu (no driver/GPU), CudaError, CacheError (cache file present but unusable),
+  // InvalidArgument (bad device ordinal).
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The plan of (shape, dtype): resolved from the cache, loaded from the kernel store or
+  // JIT-compiled on first use (also the narrower vector widths and the split-K workspace),
+  // then memoized; a repeated call is one shared-lock map lookup. Threads asking for the same
+  // new key at once wait for one creation. Creating a plan makes the runtime's context current
+  // on the calling thread. Throws InvalidArgument (bad shape), CompileError (with the NVRTC log), CudaError;
+  // a failed creation is not memoized (the next call tries again).
+  std::shared_ptr<const Plan> plan(const Shape& shape, DType dtype);
+
+  const GpuInfo& gpu() const;
+  const std::string& cache_path() const;
+  bool has_cache() const;                       // false when the cache file was missing
+  const std::string& kernel_store_dir() const;  // empty when disabled
+  RuntimeStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemvtune

@@ -1,0 +1,130 @@
+// KernelStore (see kernel_store.hpp): atomic write-then-rename of cubins, and an ELF
+// completeness check so a truncated file is dropped on the host, not handed to the driver.
+#include "runtime/kernel_store.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include "gemvtune/generator.hpp"
+#include "jit/nvrtc_compiler.hpp"
+
+namespace gemvtune::runtime {
+namespace fs = std::filesystem;
+
+namespace {
+
+template <typename T>
+T read_at(const std::vector<char>& b, std::size_t offset) {
+  T v{};
+  std::memcpy(&v, b.data() + offset, sizeof(T));
+  return v;  // ELF of CUDA is little-endian, like every host gemvtune runs on
+}
+
+// offset + count * size <= total, without overflow.
+bool within(std::uint64_t offset, std::uint64_t count, std::uint64_t size, std::uint64_t total) {
+  if (offset > total) return false;
+  if (size != 0 && count > (total - offset) / size) return false;
+  return true;
+}
+
+bool write_all(int fd, const char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_complete_elf(const std::vector<char>& b) {
+  constexpr std::size_t kHeader = 64;
+  if (b.size() < kHeader) return false;
+  if (std::memcmp(b.data(), "\x7f" "ELF", 4) != 0 || b[4] != 2 /*ELFCLASS64*/) return false;
+  const std::uint64_t total = b.size();
+  const auto phoff = read_at<std::uint64_t>(b, 0x20);
+  const auto shoff = read_at<std::uint64_t>(b, 0x28);
+  const auto phentsize = read_at<std::uint16_t>(b, 0x36);
+  const auto phnum = read_at<std::uint16_t>(b, 0x38);
+  const auto shentsize = read_at<std::uint16_t>(b, 0x3A);
+  const auto shnum = read_at<std::uint16_t>(b, 0x3C);
+  if (shnum == 0 || shentsize < 0x28) return false;  // a cubin always has sections
+  if (!within(shoff, shnum, shentsize, total)) return false;
+  if (phnum && (phentsize < 0x28 || !within(phoff, phnum, phentsize, total))) return false;
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const std::size_t h = shoff + std::size_t{i} * shentsize;
+    const auto type = read_at<std::uint32_t>(b, h + 0x04);
+    if (type == 0 /*SHT_NULL*/ || type == 8 /*SHT_NOBITS*/) continue;
+    if (!within(read_at<std::uint64_t>(b, h + 0x18), 1, read_at<std::uint64_t>(b, h + 0x20), total))
+      return false;
+  }
+  for (std::uint16_t i = 0; i < phnum; ++i) {
+    const std::size_t h = phoff + std::size_t{i} * phentsize;
+    if (!within(read_at<std::uint64_t>(b, h + 0x08), 1, read_at<std::uint64_t>(b, h + 0x20), total))
+      return false;
+  }
+  return true;
+}
+
+KernelStore::KernelStore(std::string dir) : dir_(std::move(dir)) {}
+
+std::string KernelStore::file_name(const std::string& kernel_name, const std::string& arch) {
+  return kernel_name + "-" + arch + "-nvrtc" + jit::nvrtc_version() + "-" + template_version() + ".cubin";
+}
+
+std::string KernelStore::path_of(const std::string& kernel_name, const std::string& arch) const {
+  return (fs::path(dir_) / file_name(kernel_name, arch)).string();
+}
+
+std::optional<std::vector<char>> KernelStore::load(const std::string& kernel_name, const std::string& arch) {
+  const std::string path = path_of(kernel_name, arch);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad() || !is_complete_elf(bytes)) {
+    discard(kernel_name, arch);
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+bool KernelStore::save(const std::string& kernel_name, const std::string& arch,
+                       const std::vector<char>& cubin) {
+  static std::atomic<unsigned long> sequence{0};
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return false;
+  const std::string final_path = path_of(kernel_name, arch);
+  // Unique per process and call, in the same directory so rename() is atomic.
+  const std::string temp_path = final_path + ".tmp." + std::to_string(::getpid()) + "." +
+                                std::to_string(sequence.fetch_add(1));
+  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = write_all(fd, cubin.data(), cubin.size());
+  ok = (::fsync(fd) == 0) && ok;  // the rename must never publish a file whose bytes are lost
+  ok = (::close(fd) == 0) && ok;
+  if (ok) ok = ::rename(temp_path.c_str(), final_path.c_str()) == 0;
+  if (!ok) ::unlink(temp_path.c_str());
+  return ok;
+}
+
+void KernelStore::discard(const std::string& kernel_name, const std::string& arch) {
+  ++rejected_;
+  std::error_code ec;
+  fs::remove(path_of(kernel_name, arch), ec);  // another process may have removed it already
+}
+
+}  // namespace gemvtune::runtime

@@ -1,0 +1,47 @@
+// KernelStore: compiled GEMV cubins kept on disk across processes, so a restarted server loads
+// its kernels instead of recompiling them with NVRTC. Files are written atomically and checked
+// for truncation before the driver ever sees them.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gemvtune::runtime {
+
+class KernelStore {
+ public:
+  // dir is created on the first save(); a missing dir simply has no kernels.
+  explicit KernelStore(std::string dir);
+
+  const std::string& dir() const { return dir_; }
+
+  // "<kernel_name>-<arch>-nvrtc<version>-<template_version>.cubin": everything the bytes depend
+  // on, so another NVRTC or template version never picks up a stale cubin.
+  static std::string file_name(const std::string& kernel_name, const std::string& arch);
+  std::string path_of(const std::string& kernel_name, const std::string& arch) const;
+
+  // The stored cubin, or nothing when absent or unusable (not a complete ELF image: truncated
+  // or overwritten); an unusable file is removed so the caller's recompile replaces it.
+  std::optional<std::vector<char>> load(const std::string& kernel_name, const std::string& arch);
+
+  // Writes to a unique temporary name in dir, then renames over the final name, so readers
+  // (other processes too) see either no file or a complete one. Returns false (never throws)
+  // when the directory or file cannot be written: the store is only a speed-up.
+  bool save(const std::string& kernel_name, const std::string& arch, const std::vector<char>& cubin);
+
+  // Removes a stored file the driver refused (never throws).
+  void discard(const std::string& kernel_name, const std::string& arch);
+
+  std::size_t files_rejected() const { return rejected_; }
+
+ private:
+  std::string dir_;
+  std::size_t rejected_ = 0;  // not atomic: callers serialize (see runtime.cpp)
+};
+
+// True when bytes hold a complete 64-bit ELF image: header, program and section headers and
+// every section's contents lie within the bytes. Catches truncation without a GPU.
+bool is_complete_elf(const std::vector<char>& bytes);
+
+}  // namespace gemvtune::runtime

@@ -1,0 +1,70 @@
+// Plan: picking the prepared kernel that the pointers' alignment allows and launching it with
+// the plan's own workspace; nothing here allocates device memory, compiles or synchronizes.
+#include "runtime/plan.hpp"
+
+#include "jit/driver_api.hpp"
+
+namespace gemvtune {
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Plan::~Plan() {
+  // Module unload and cuMemFree need a current context; a thread that never used CUDA has none.
+  try {
+    CUcontext current = nullptr;
+    if (jit::driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr)
+      impl_->context->make_current();
+  } catch (...) {
+    // Destructors never throw; the members release what they can.
+  }
+}
+
+const KernelConfig& Plan::config() const { return impl_->config; }
+ConfigSource Plan::source() const { return impl_->source; }
+const std::string& Plan::source_text() const { return impl_->source_text; }
+const Shape& Plan::shape() const { return impl_->shape; }
+DType Plan::dtype() const { return impl_->dtype; }
+
+std::vector<int> Plan::prepared_vec_bytes() const {
+  std::vector<int> out;
+  for (const auto& v : impl_->variants) out.push_back(v->config().vec_bytes);
+  return out;
+}
+
+void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, std::int64_t ld) const {
+  const Impl& p = *impl_;
+  if (ld == 0) ld = p.shape.k;
+  jit::GemvOperands op;
+  op.w = w;
+  op.x = x;
+  op.y = y;
+  op.shape = p.shape;
+  op.ld = ld;
+  if (ld < p.shape.k) {
+    jit::check_operands(p.config, p.dtype, op);  // throws InvalidArgument naming ld and K
+  }
+  // widest_aligned_vec_bytes never goes below the element size; a pointer not even aligned to
+  // the element is reported by check_operands in launch_gemv below.
+  const int width = widest_aligned_vec_bytes(p.config, p.dtype, w, ld, x);
+  const jit::LoadedGemv* kernel = nullptr;
+  for (const auto& v : p.variants)
+    if (v->config().vec_bytes == width) {
+      kernel = v.get();
+      break;
+    }
+  if (!kernel)
+    throw InvalidArgument("plan " + to_string(p.config) + " for " + std::string(to_string(p.dtype)) + " " +
+                          to_string(p.shape) + ": the pointers and ld=" + std::to_string(ld) +
+                          " allow only " + std::to_string(width) +
+                          "-byte loads, and no kernel of that width was prepared");
+  KernelConfig c = kernel->config();
+  c.split_k = p.config.split_k;
+  // Launching needs a current context; only set ours when the thread has none, so a caller's
+  // own context choice is never changed behind its back.
+  CUcontext current = nullptr;
+  GEMVTUNE_CU(cuCtxGetCurrent, &current);
+  if (!current) p.context->make_current();
+  jit::launch_gemv(*kernel, c, op, p.workspace, stream);
+}
+
+}  // namespace gemvtune

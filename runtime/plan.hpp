@@ -1,0 +1,28 @@
+// Plan::Impl: the loaded kernels (one per prepared vector width) and split-K workspace of one
+// (shape, dtype), shared by runtime.cpp, which builds it, and plan.cpp, which launches it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gemvtune/runtime.hpp"
+#include "jit/cuda_handles.hpp"
+#include "jit/gemv_launch.hpp"
+
+namespace gemvtune {
+
+struct Plan::Impl {
+  // Declared first so it is destroyed last: modules and the workspace are released while the
+  // primary context is still retained.
+  std::shared_ptr<const jit::Context> context;
+  Shape shape;
+  DType dtype = DType::bf16;
+  KernelConfig config;  // as resolved (split_k included)
+  ConfigSource source = ConfigSource::model_default;
+  std::string source_text;
+  // Widest first; variants[i]->config().vec_bytes strictly decreasing.
+  std::vector<std::shared_ptr<const jit::LoadedGemv>> variants;
+  jit::SplitKWorkspace workspace;  // reserved at creation when config.split_k > 1
+};
+
+}  // namespace gemvtune

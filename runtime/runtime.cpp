@@ -1,0 +1,187 @@
+// Runtime: resolves a (shape, dtype) to a config, loads its kernels from the kernel store or
+// compiles them, and memoizes the plan so a repeated lookup is one shared-lock hash lookup.
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "gemvtune/cache.hpp"
+#include "gemvtune/generator.hpp"
+#include "gemvtune/runtime.hpp"
+#include "jit/kernel_cache.hpp"
+#include "runtime/kernel_store.hpp"
+#include "runtime/plan.hpp"
+
+namespace gemvtune {
+
+namespace {
+// n and k are at most 31 bits (kMaxDim), dtype 2 bits: one integer, so the hot lookup hashes
+// a word instead of a string.
+std::uint64_t plan_key(const Shape& s, DType t) {
+  return (static_cast<std::uint64_t>(s.n) << 33) | (static_cast<std::uint64_t>(s.k) << 2) |
+         static_cast<std::uint64_t>(t);
+}
+using PlanFuture = std::shared_future<std::shared_ptr<const Plan>>;
+}  // namespace
+
+struct Runtime::Impl {
+  RuntimeOptions options;
+  std::shared_ptr<const jit::Context> context;
+  std::string cache_path;
+  std::string store_dir;
+  std::optional<TuningCache> cache;  // nullopt: file missing
+  std::mutex cache_mutex;            // one TuningCache object is not for two threads at once
+
+  std::optional<runtime::KernelStore> store;
+  std::mutex store_mutex;  // serializes store file access and the loaded-kernel map
+  std::map<std::string, std::shared_ptr<const jit::LoadedGemv>> loaded;  // by kernel name
+
+  std::shared_mutex plans_mutex;
+  std::unordered_map<std::uint64_t, PlanFuture> plans;
+
+  std::atomic<std::size_t> plans_created{0}, from_store{0}, from_nvrtc{0}, write_failures{0};
+
+  std::shared_ptr<const jit::LoadedGemv> load_kernel(const KernelConfig& c, DType t);
+  std::shared_ptr<const Plan> create_plan(const Shape& s, DType t);
+};
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& r = *impl_;
+  r.options = std::move(options);
+  // The device first: on a machine without a GPU this is the error that matters.
+  r.context = std::make_shared<const jit::Context>(r.options.device);
+  r.cache_path = r.options.cache_path.empty() ? TuningCache::default_path() : r.options.cache_path;
+  std::error_code ec;
+  if (!r.options.read_only || std::filesystem::exists(r.cache_path, ec))
+    r.cache.emplace(r.cache_path, r.options.read_only ? CacheMode::read_only : CacheMode::read_write);
+  r.store_dir = r.options.kernel_store_dir ? *r.options.kernel_store_dir : r.cache_path + ".kernels";
+  if (!r.store_dir.empty()) r.store.emplace(r.store_dir);
+}
+
+Runtime::~Runtime() = default;
+
+const GpuInfo& Runtime::gpu() const { return impl_->context->info(); }
+const std::string& Runtime::cache_path() const { return impl_->cache_path; }
+bool Runtime::has_cache() const { return impl_->cache.has_value(); }
+const std::string& Runtime::kernel_store_dir() const { return impl_->store_dir; }
+
+RuntimeStats Runtime::stats() const {
+  RuntimeStats s;
+  s.plans_created = impl_->plans_created.load();
+  s.kernels_from_store = impl_->from_store.load();
+  s.kernels_from_nvrtc = impl_->from_nvrtc.load();
+  s.store_writes_failed = impl_->write_failures.load();
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
+  s.store_files_rejected = impl_->store ? impl_->store->files_rejected() : 0;
+  return s;
+}
+
+// The store is consulted before the process-wide KernelCache: a restarted server must find its
+// kernels on disk, and a test can see the difference although KernelCache outlives runtimes.
+std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelConfig& c, DType t) {
+  const std::string name = kernel_name(c, t);
+  const std::string& arch = context->info().arch;
+  {
+    std::lock_guard<std::mutex> lock(store_mutex);
+    if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+    if (store) {
+      if (auto bytes = store->load(name, arch)) {
+        auto compiled = std::make_shared<jit::CompiledKernel>();
+        compiled->name = name;
+        compiled->arch = arch;
+        compiled->cubin = std::move(*bytes);
+        compiled->log = "loaded from " + store->path_of(name, arch);
+        try {
+          auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t);
+          ++from_store;
+          loaded.emplace(name, kernel);
+          return kernel;
+        } catch (const CudaError&) {
+          store->discard(name, arch);  // the driver refused it: recompile below replaces it
+        }
+      }
+    }
+  }
+  // Outside the lock: other plans' kernels compile in parallel; KernelCache joins duplicates.
+  auto compiled = jit::KernelCache::instance().get(c, t, arch);
+  ++from_nvrtc;
+  std::lock_guard<std::mutex> lock(store_mutex);
+  if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+  if (store && !store->save(name, arch, compiled->cubin)) ++write_failures;
+  auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t);
+  loaded.emplace(name, kernel);
+  return kernel;
+}
+
+std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) {
+  check_shape(s);
+  context->make_current();  // module loads and the workspace allocation below need it
+  Resolved resolved;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    resolved = resolve_config(cache ? &*cache : nullptr, context->info().id, s, t);
+  }
+  auto impl = std::make_unique<Plan::Impl>();
+  impl->context = context;
+  impl->shape = s;
+  impl->dtype = t;
+  impl->config = resolved.config;
+  impl->source = resolved.source;
+  impl->source_text = resolved.source_text;
+  if (!options.allow_split_k && impl->config.split_k > 1) {
+    impl->config.split_k = 1;  // one pass is valid wherever the split one was
+    impl->source_text += ", split-K disabled";
+  }
+  check_config(impl->config, t, s);
+  // Every narrower width down to the element size, compiled now: launch() must never compile
+  // when a caller's pointers or ld do not allow the widest loads.
+  const int esize = static_cast<int>(dtype_size(t));
+  for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2) {
+    KernelConfig variant = impl->config;
+    variant.vec_bytes = width;
+    if (why_invalid_for(variant, t, s)) continue;  // narrower is never stricter; kept as a guard
+    impl->variants.push_back(load_kernel(variant, t));
+  }
+  impl->workspace.reserve(impl->config, s);  // no-op for split_k == 1
+  ++plans_created;
+  return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
+}
+
+std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype) {
+  check_shape(shape);  // first: only valid n, k fit the key's 31-bit fields
+  const std::uint64_t key = plan_key(shape, dtype);
+  Impl& r = *impl_;
+  {
+    std::shared_lock<std::shared_mutex> lock(r.plans_mutex);
+    if (auto it = r.plans.find(key); it != r.plans.end()) {
+      PlanFuture future = it->second;
+      lock.unlock();
+      return future.get();  // ready after the first creation: no waiting
+    }
+  }
+  std::promise<std::shared_ptr<const Plan>> promise;
+  PlanFuture future;
+  {
+    std::unique_lock<std::shared_mutex> lock(r.plans_mutex);
+    if (auto it = r.plans.find(key); it != r.plans.end()) {
+      future = it->second;
+    } else {
+      future = promise.get_future().share();
+      r.plans.emplace(key, future);
+      lock.unlock();
+      try {
+        promise.set_value(r.create_plan(shape, dtype));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+        std::unique_lock<std::shared_mutex> relock(r.plans_mutex);
+        r.plans.erase(key);  // not memoized: the next call tries again
+      }
+    }
+  }
+  return future.get();  // rethrows the creation error to every waiting caller
+}
+
+}  // namespace gemvtune

@@ -1,0 +1,98 @@
+// KernelStore without a GPU: a real sm_90 cubin from NVRTC written atomically and read back,
+// its file name carrying arch, NVRTC and template versions, and truncated files refused.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "gemvtune/generator.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "runtime/kernel_store.hpp"
+
+namespace gemvtune {
+namespace {
+namespace fs = std::filesystem;
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("gemvtune_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// Compiled once for the whole file: NVRTC needs no GPU, only the library.
+const jit::CompiledKernel& sample_cubin() {
+  static const jit::CompiledKernel compiled = [] {
+    KernelConfig c;  // defaults: t128_r1_kw1_v16_u2_sk1_cs
+    return jit::compile_kernel(generate_source(c, DType::bf16), kernel_name(c, DType::bf16), "sm_90");
+  }();
+  return compiled;
+}
+
+std::size_t files_in(const fs::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+TEST(KernelStore, FileNameCarriesArchNvrtcAndTemplateVersion) {
+  const std::string name = runtime::KernelStore::file_name("gemv_bf16_x", "sm_90");
+  EXPECT_EQ(name, "gemv_bf16_x-sm_90-nvrtc" + jit::nvrtc_version() + "-" + template_version() + ".cubin");
+}
+
+TEST(KernelStore, SavesAtomicallyAndReadsBack) {
+  TempDir tmp;
+  const auto& k = sample_cubin();
+  ASSERT_TRUE(runtime::is_complete_elf(k.cubin)) << "NVRTC's cubin must pass the ELF check";
+  runtime::KernelStore store((tmp.path / "nested" / "kernels").string());  // created on save
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(files_in(tmp.path / "nested" / "kernels"), 1u) << "no temporary file left behind";
+  EXPECT_TRUE(fs::exists(store.path_of(k.name, "sm_90")));
+  auto back = store.load(k.name, "sm_90");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, k.cubin);
+  EXPECT_FALSE(store.load(k.name, "sm_100").has_value()) << "another arch is another file";
+  // A second save replaces the file in place (rename over it).
+  ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(files_in(tmp.path / "nested" / "kernels"), 1u);
+  EXPECT_EQ(store.files_rejected(), 0u);
+}
+
+TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
+  TempDir tmp;
+  const auto& k = sample_cubin();
+  runtime::KernelStore store(tmp.path.string());
+  const std::string path = store.path_of(k.name, "sm_90");
+  for (std::size_t keep : {std::size_t{0}, std::size_t{10}, std::size_t{64}, k.cubin.size() / 2,
+                           k.cubin.size() - 1}) {
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out.write(k.cubin.data(), static_cast<std::streamsize>(keep));
+    }
+    EXPECT_FALSE(store.load(k.name, "sm_90").has_value()) << "kept " << keep << " bytes";
+    EXPECT_FALSE(fs::exists(path)) << "an unusable file is removed so a recompile replaces it";
+  }
+  EXPECT_EQ(store.files_rejected(), 5u);
+}
+
+TEST(KernelStore, UnwritableDirectoryIsNotAnError) {
+  TempDir tmp;
+  const fs::path file = tmp.path / "a_file";
+  std::ofstream(file) << "x";
+  runtime::KernelStore store((file / "kernels").string());  // a directory under a regular file
+  EXPECT_FALSE(store.save("k", "sm_90", sample_cubin().cubin));
+}
+
+}  // namespace
+}  // namespace gemvtune
