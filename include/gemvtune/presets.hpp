@@ -1,0 +1,36 @@
+// Lists of GEMV shapes to tune: named model presets (the decode-time linear layers of public
+// LLM configs) and shape files (one NxK per line).
+#pragma once
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemvtune/shape.hpp"
+
+namespace gemvtune {
+
+// One weight matrix shape of a model and the layers that have it.
+struct PresetShape {
+  Shape shape;
+  std::string layers;  // "q_proj, o_proj"
+};
+
+struct Preset {
+  std::string name;         // "llama-3.1-8b"
+  std::string description;  // where the numbers come from
+  std::vector<PresetShape> shapes;  // distinct shapes, in layer order
+};
+
+// Every preset, in a fixed order.
+const std::vector<Preset>& presets();
+// Throws InvalidArgument naming the text and listing the known presets.
+const Preset& find_preset(std::string_view name);
+
+// Shapes of a shape file: one NxK per line; blank lines and text after '#' are ignored.
+// `source` names the input in errors: InvalidArgument "<source>:<line>: bad shape ...".
+std::vector<Shape> parse_shape_list(std::istream& in, const std::string& source);
+// Opens and parses a file; a missing or unreadable file throws InvalidArgument naming it.
+std::vector<Shape> read_shape_file(const std::string& path);
+
+}  // namespace gemvtune

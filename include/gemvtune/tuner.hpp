@@ -1,0 +1,172 @@
+// The tuner: finds the fastest correct kernel config of GEMV shapes on a GPU by verifying and
+// timing candidates of the search space, stores each shape's winner with every candidate in
+// the tuning cache, measures the GPU's read ceiling, and answers "which config for this shape".
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemvtune/cache.hpp"
+#include "gemvtune/config.hpp"
+#include "gemvtune/error.hpp"
+
+namespace gemvtune {
+
+namespace jit {
+class Context;
+}
+
+// ---- strategies ---------------------------------------------------------------------------
+
+// model: measure the analytic model's best ~8% of the space, then walk to better one-parameter
+// neighbours of the leader, measuring at most 15% of the space. exhaustive: measure everything.
+enum class Strategy { model, exhaustive };
+std::string_view to_string(Strategy s);  // "model", "exhaustive"
+// Exact names of to_string; throws InvalidArgument naming the text otherwise.
+Strategy parse_strategy(std::string_view text);
+
+// Spearman rank correlation of two equally long lists (average ranks for ties): 1 when they
+// order things alike, -1 when reversed. NaN when shorter than 2 or one list is constant.
+// Throws InvalidArgument when the lengths differ.
+double spearman_rank_correlation(const std::vector<double>& a, const std::vector<double>& b);
+
+// ---- tuning one GPU -------------------------------------------------------------------------
+
+struct TuneJob {
+  Shape shape;
+  DType dtype = DType::bf16;
+};
+
+// The most candidates a strategy measures for this job (the space size for exhaustive).
+std::size_t planned_measurements(Strategy s, const TuneJob& job);
+
+// Reported after every candidate measured.
+struct TuneProgress {
+  int device = 0;
+  TuneJob job;
+  std::size_t measured = 0;  // candidates measured so far for this job
+  std::size_t planned = 0;   // measured plus those queued in the current round
+  std::size_t budget = 0;    // planned_measurements(strategy, job)
+  std::string best_config;   // empty until one passed
+  double best_us = 0;
+};
+
+struct TuneOptions {
+  Strategy strategy = Strategy::model;
+  std::size_t finalists = 3;  // the fastest few are timed twice more; the best median wins
+  std::uint64_t seed = 12345; // random weights and x
+  int compile_threads = 0;    // CPU threads compiling ahead; 0: one per core (split by devices)
+};
+
+struct ShapeResult {
+  TuneRecord record;                // as stored: winner and every candidate measured
+  int device = 0;                   // ordinal it ran on
+  std::size_t space_size = 0;       // configs that can run this shape
+  std::size_t measured = 0;         // distinct configs measured
+  double model_spearman = std::numeric_limits<double>::quiet_NaN();  // model vs measured times
+  double seconds = 0;               // wall time, including compiles it waited for
+};
+
+// A kernel fault (illegal address, trap, ...) left the CUDA context unusable: nothing more can
+// run on that device in this process. The message names the config and the error.
+class ContextLost : public Error {
+ public:
+  using Error::Error;
+};
+
+// Tunes shapes on one GPU. Construct and use it on a thread where ctx is current. One
+// DeviceProblem per shape serves all its candidates; kernels compile on a pool of CPU threads
+// while the GPU measures those already compiled.
+class Tuner {
+ public:
+  Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads = 0);
+  ~Tuner();
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
+
+  // The GPU's measured read ceiling (GB/s) from the cache; measured and stored first when the
+  // cache has none for this GPU.
+  double ceiling_gbps();
+
+  // Verifies and times candidates of the job's space by options.strategy, re-times the
+  // finalists, stores the record in one cache transaction and returns it. Candidates that
+  // fail (compile, launch, wrong result) are recorded with the reason and never chosen.
+  // Throws Error when none passes (nothing stored) and ContextLost after a kernel fault.
+  ShapeResult tune(const TuneJob& job, const TuneOptions& options,
+                   const std::function<void(const TuneProgress&)>& on_progress = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- tuning many shapes on several GPUs ------------------------------------------------------
+
+enum class JobStatus { tuned, skipped, failed };
+
+struct JobOutcome {
+  TuneJob job;
+  int device = -1;   // ordinal that tuned it (skipped: the first device of its GPU model)
+  GpuIdentity gpu;
+  JobStatus status = JobStatus::failed;
+  std::optional<ShapeResult> result;  // tuned
+  std::optional<TuneRecord> existing; // skipped: what the cache already holds
+  std::string error;                  // failed: why
+};
+
+// Calls are serialized (never two at once), from whichever thread got there.
+struct TuneCallbacks {
+  std::function<void(const JobOutcome&)> on_outcome;  // each skipped, tuned or failed job
+  // After the skip check: jobs to tune and the sum of their planned_measurements.
+  std::function<void(std::size_t jobs, std::size_t planned)> on_start;
+  std::function<void(const TuneProgress&)> on_progress;
+};
+
+// Tunes every job on the given GPU ordinals: one worker thread per GPU, each with its own
+// context, Tuner and connection to the cache file at cache_path. GPUs of one model share the
+// jobs; GPUs of different models each tune every job (results are per GPU model). Without
+// force, jobs already in the cache are skipped. A job that fails does not stop the others;
+// a worker whose context was lost stops, leaving its model's remaining jobs to the others.
+// Outcomes are returned in job order (per GPU model).
+std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const std::vector<int>& devices,
+                                        const std::string& cache_path, const TuneOptions& options,
+                                        bool force, const TuneCallbacks& callbacks = {});
+
+// ---- the read ceiling ---------------------------------------------------------------------------
+
+struct PeakOptions {
+  std::int64_t bytes = std::int64_t{4} << 30;  // streamed per run; less only if memory is short
+  int runs = 9;                                // timed runs; the median counts
+};
+
+// Streams `bytes` through a read-only kernel (16-byte loads, several in flight per thread,
+// reduced to one value so no load can be dropped) and returns the median bandwidth.
+// ctx must be current. Store it with TuningCache::store_peak.
+PeakRecord measure_peak(const jit::Context& ctx, const PeakOptions& options = {});
+
+// ---- which config for a shape ---------------------------------------------------------------
+
+enum class ConfigSource { exact, nearest, model_default };
+std::string_view to_string(ConfigSource s);  // "exact", "nearest", "default"
+
+struct Resolved {
+  KernelConfig config;
+  ConfigSource source = ConfigSource::model_default;
+  std::string source_text;           // "exact", "nearest 4096x4096", "default (analytic model)"
+  std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
+};
+
+// The config to run (dtype, shape) at batch 1 on `gpu` with the current templates: the exact
+// cache entry, else the nearest tuned shape of the same GPU, dtype and template version whose
+// config can run this shape, else the analytic model's default (the cache's peak, if any,
+// feeds the model). Entries of another GPU or template version are never used. cache may be
+// null (no cache file): then the default. Needs no GPU.
+Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype);
+
+}  // namespace gemvtune

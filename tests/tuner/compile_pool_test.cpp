@@ -1,0 +1,62 @@
+// CompilePool without a GPU (NVRTC only): kernels come back compiled, one compile per kernel
+// however often it is asked for, failures reach the caller, and a pool with work still queued
+// shuts down without hanging.
+#include <gtest/gtest.h>
+
+#include "gemvtune/error.hpp"
+#include "gemvtune/generator.hpp"
+#include "tuner/compile_pool.hpp"
+
+using namespace gemvtune;
+
+TEST(CompilePool, CompilesWhatIsAskedFor) {
+  CompilePool pool(2);
+  const KernelConfig a = parse_config("t128_r1_kw1_v16_u2_sk1_cs");
+  const KernelConfig b = parse_config("t256_r2_kw2_v16_u2_sk1_nc_pdl");
+  auto fa = pool.request(a, DType::bf16, "sm_90", true);
+  auto fb = pool.request(b, DType::f16, "sm_90", false);
+  EXPECT_EQ(fa.get()->name, kernel_name(a, DType::bf16));
+  EXPECT_EQ(fb.get()->name, kernel_name(b, DType::f16));
+  EXPECT_FALSE(fa.get()->cubin.empty());
+}
+
+TEST(CompilePool, SplitKVariantsShareOneCompile) {
+  CompilePool pool(1);
+  auto f1 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk1_cs"), DType::bf16, "sm_90", false);
+  auto f3 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk3_cs"), DType::bf16, "sm_90", true);  // promotes it
+  EXPECT_EQ(f1.get().get(), f3.get().get());
+}
+
+TEST(CompilePool, FailuresReachTheCaller) {
+  CompilePool pool(1);
+  KernelConfig bad;
+  bad.rows_per_warp = 3;  // not 1, 2, 4 or 8: the generator refuses it
+  auto f = pool.request(bad, DType::bf16, "sm_90", true);
+  EXPECT_THROW(f.get(), InvalidArgument);
+  // An architecture NVRTC does not know: a CompileError with the log.
+  auto g = pool.request(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, "sm_1", true);
+  EXPECT_THROW(g.get(), CompileError);
+}
+
+TEST(CompilePool, ShutsDownWithWorkQueued) {
+  std::vector<CompilePool::Future> futures;
+  {
+    CompilePool pool(1);
+    for (int unroll : {1, 2, 4, 8})
+      for (int threads : {64, 128, 256}) {
+        KernelConfig c;
+        c.threads = threads;
+        c.unroll = unroll;
+        futures.push_back(pool.request(c, DType::f32, "sm_80", false));
+      }
+  }  // must not wait for all twelve compiles
+  int cancelled = 0;
+  for (auto& f : futures) {
+    try {
+      f.get();
+    } catch (const Error&) {
+      ++cancelled;
+    }
+  }
+  EXPECT_GT(cancelled, 0);
+}

@@ -1,0 +1,124 @@
+// Model presets, shape files (comments, blank lines, errors naming the line) and strategy names.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cache/cache_test_util.hpp"
+#include "gemvtune/presets.hpp"
+#include "gemvtune/tuner.hpp"
+
+using namespace gemvtune;
+
+namespace {
+std::vector<std::string> shape_texts(const Preset& p) {
+  std::vector<std::string> out;
+  for (const PresetShape& s : p.shapes) out.push_back(to_string(s.shape));
+  return out;
+}
+
+std::string error_of(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    parse_shape_list(in, "shapes.txt");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST(Presets, Llama31_8B) {
+  const Preset& p = find_preset("llama-3.1-8b");
+  EXPECT_EQ(shape_texts(p), (std::vector<std::string>{"4096x4096", "1024x4096", "6144x4096", "14336x4096",
+                                                        "28672x4096", "4096x14336", "128256x4096"}));
+  EXPECT_EQ(p.shapes[0].layers, "q_proj, o_proj");
+}
+
+TEST(Presets, Llama31_70B) {
+  EXPECT_EQ(shape_texts(find_preset("llama-3.1-70b")),
+            (std::vector<std::string>{"8192x8192", "1024x8192", "10240x8192", "28672x8192", "57344x8192",
+                                      "8192x28672", "128256x8192"}));
+}
+
+TEST(Presets, Qwen25_7B) {
+  // 28 heads x 128 = 3584 = hidden, so q and o share a shape again.
+  EXPECT_EQ(shape_texts(find_preset("qwen2.5-7b")),
+            (std::vector<std::string>{"3584x3584", "512x3584", "4608x3584", "18944x3584", "37888x3584",
+                                      "3584x18944", "152064x3584"}));
+}
+
+TEST(Presets, EveryPresetHasDistinctValidShapes) {
+  for (const Preset& p : presets()) {
+    std::set<std::string> seen;
+    for (const PresetShape& s : p.shapes) {
+      EXPECT_NO_THROW(check_shape(s.shape)) << p.name;
+      EXPECT_TRUE(seen.insert(to_string(s.shape)).second) << p.name << " lists " << to_string(s.shape) << " twice";
+    }
+  }
+}
+
+TEST(Presets, UnknownPresetListsTheKnownOnes) {
+  try {
+    find_preset("llama-9");
+    FAIL() << "no exception";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'llama-9'"), std::string::npos) << what;
+    EXPECT_NE(what.find("llama-3.1-8b"), std::string::npos) << what;
+  }
+}
+
+TEST(ShapeFile, CommentsBlankLinesAndSpaces) {
+  std::istringstream in("# Llama attention\n4096x4096\n\n  1024x4096   # k and v\r\n\t\n128256X4096\n#end");
+  const std::vector<Shape> shapes = parse_shape_list(in, "f");
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0], (Shape{4096, 4096}));
+  EXPECT_EQ(shapes[1], (Shape{1024, 4096}));
+  EXPECT_EQ(shapes[2], (Shape{128256, 4096}));
+}
+
+TEST(ShapeFile, EmptyFileGivesNoShapes) {
+  std::istringstream in("# nothing yet\n\n");
+  EXPECT_TRUE(parse_shape_list(in, "f").empty());
+}
+
+TEST(ShapeFile, MalformedLinesNameTheLine) {
+  EXPECT_NE(error_of("4096x4096\n# ok\n4096x\n").find("shapes.txt:3: bad shape '4096x'"), std::string::npos)
+      << error_of("4096x4096\n# ok\n4096x\n");
+  EXPECT_NE(error_of("4096 4096\n").find("shapes.txt:1:"), std::string::npos);
+  EXPECT_NE(error_of("1x1\n0x5\n").find("shapes.txt:2:"), std::string::npos);
+  EXPECT_NE(error_of("4096x4096 1024x4096\n").find("shapes.txt:1:"), std::string::npos);
+}
+
+TEST(ShapeFile, MissingFileIsNamed) {
+  try {
+    read_shape_file("/nonexistent/shapes.txt");
+    FAIL() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/shapes.txt"), std::string::npos);
+  }
+}
+
+TEST(ShapeFile, ReadsAFile) {
+  cache_test::TempDir dir;
+  cache_test::write_bytes(dir.file("s.txt"), "4096x14336\n2x3 # tiny\n");
+  EXPECT_EQ(read_shape_file(dir.file("s.txt")), (std::vector<Shape>{{4096, 14336}, {2, 3}}));
+}
+
+TEST(StrategyNames, RoundTripAndRefusal) {
+  EXPECT_EQ(parse_strategy("model"), Strategy::model);
+  EXPECT_EQ(parse_strategy("exhaustive"), Strategy::exhaustive);
+  EXPECT_EQ(to_string(Strategy::model), "model");
+  EXPECT_EQ(to_string(Strategy::exhaustive), "exhaustive");
+  EXPECT_THROW(parse_strategy("Model"), InvalidArgument);
+  EXPECT_THROW(parse_strategy("random"), InvalidArgument);
+}
+
+TEST(PlannedMeasurements, ModelIsFifteenPercentExhaustiveIsAll) {
+  const TuneJob job{{4096, 4096}, DType::bf16};
+  const std::size_t space = planned_measurements(Strategy::exhaustive, job);
+  EXPECT_GT(space, 500u);
+  EXPECT_EQ(planned_measurements(Strategy::model, job), space * 15 / 100);
+}

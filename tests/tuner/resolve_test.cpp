@@ -1,0 +1,132 @@
+// resolve_config against a real cache file: exact entry, nearest usable shape, analytic
+// default, and never an entry of another GPU, template version or dtype.
+#include <gtest/gtest.h>
+
+#include "cache/cache_test_util.hpp"
+#include "gemvtune/generator.hpp"
+#include "gemvtune/model.hpp"
+#include "gemvtune/tuner.hpp"
+
+using namespace gemvtune;
+using cache_test::TempDir;
+
+namespace {
+const GpuIdentity kH200{"NVIDIA H200", 132, 9, 0};
+const GpuIdentity kH100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
+
+TuneRecord record(const GpuIdentity& gpu, Shape shape, const std::string& config, DType t = DType::bf16,
+                  const std::string& templates = template_version()) {
+  TuneRecord r = cache_test::make_record(
+      cache_test::make_key(shape.n, shape.k, gpu, t, 1, templates), config, 9.5);
+  r.candidates.clear();
+  return r;
+}
+
+GpuModelParams params(const GpuIdentity& gpu) {
+  GpuModelParams p;
+  p.sm_count = gpu.sm_count;
+  return p;
+}
+
+struct ResolveTest : ::testing::Test {
+  TempDir dir;
+  TuningCache cache{dir.file("cache.sqlite"), CacheMode::read_write};
+};
+}  // namespace
+
+TEST_F(ResolveTest, EmptyCacheGivesTheModelDefault) {
+  const Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_EQ(r.source_text, "default (analytic model)");
+  EXPECT_EQ(r.config, default_config(DType::bf16, {4096, 4096}, params(kH200)));
+  EXPECT_FALSE(r.record);
+}
+
+TEST_F(ResolveTest, NoCacheAtAllGivesTheModelDefault) {
+  const Resolved r = resolve_config(nullptr, kH200, {1024, 4096}, DType::f16);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_EQ(r.config, default_config(DType::f16, {1024, 4096}, params(kH200)));
+}
+
+TEST_F(ResolveTest, ExactEntry) {
+  cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(record(kH200, {4096, 8192}, "t64_r1_kw1_v16_u8_sk1_nc"));
+  const Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::exact);
+  EXPECT_EQ(r.source_text, "exact");
+  EXPECT_EQ(to_string(r.config), "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+  ASSERT_TRUE(r.record);
+  EXPECT_EQ(r.record->key.shape, (Shape{4096, 4096}));
+  EXPECT_EQ(r.record->time_us, 9.5);
+}
+
+TEST_F(ResolveTest, NearestShapeSaysWhichShape) {
+  cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(record(kH200, {128256, 4096}, "t64_r1_kw1_v16_u8_sk1_nc"));
+  const Resolved r = resolve_config(&cache, kH200, {5120, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "nearest 4096x4096");
+  EXPECT_EQ(to_string(r.config), "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+}
+
+TEST_F(ResolveTest, NearestSkipsConfigsThatCannotRunTheShape) {
+  // sk8 needs K to hold 8 warp-wide loads (8 x 256 bf16 elements): not K = 512.
+  cache.store(record(kH200, {4096, 1024}, "t128_r1_kw1_v16_u2_sk8_cs"));
+  cache.store(record(kH200, {4096, 16384}, "t128_r2_kw1_v16_u2_sk1_nc"));
+  const Resolved r = resolve_config(&cache, kH200, {4096, 512}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "nearest 4096x16384");
+  EXPECT_EQ(to_string(r.config), "t128_r2_kw1_v16_u2_sk1_nc");
+}
+
+TEST_F(ResolveTest, AnUnusableExactEntryFallsBackToNearest) {
+  cache.store(record(kH200, {4096, 512}, "t128_r1_kw1_v16_u2_sk8_cs"));  // cannot run K = 512
+  cache.store(record(kH200, {2048, 512}, "t64_r2_kw2_v16_u1_sk1_cs"));
+  const Resolved r = resolve_config(&cache, kH200, {4096, 512}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(to_string(r.config), "t64_r2_kw2_v16_u1_sk1_cs");
+}
+
+TEST_F(ResolveTest, NeverUsesAnotherGpu) {
+  cache.store(record(kH100, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(record(GpuIdentity{"NVIDIA H200", 114, 9, 0}, {4096, 4096}, "t64_r1_kw1_v16_u8_sk1_nc"));
+  const Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_FALSE(r.record);
+}
+
+TEST_F(ResolveTest, NeverUsesAnotherTemplateVersion) {
+  cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl", DType::bf16, "0123456789abcdef"));
+  const Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  cache.store(record(kH200, {8192, 4096}, "t64_r1_kw1_v16_u8_sk1_nc"));
+  EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16).source_text, "nearest 8192x4096");
+}
+
+TEST_F(ResolveTest, NeverUsesAnotherDtype) {
+  cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl", DType::f16));
+  EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16).source, ConfigSource::model_default);
+  EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::f16).source, ConfigSource::exact);
+}
+
+TEST_F(ResolveTest, DefaultUsesTheStoredCeiling) {
+  PeakRecord p;
+  p.gpu = kH200;
+  p.gbps = 1000;  // far below the built-in guess: the model must see it
+  p.bytes = 1 << 30;
+  cache.store_peak(p);
+  GpuModelParams slow = params(kH200);
+  slow.read_ceiling_gbps = 1000;
+  EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16).config,
+            default_config(DType::bf16, {4096, 4096}, slow));
+}
+
+TEST_F(ResolveTest, BadShapeIsRefused) {
+  EXPECT_THROW(resolve_config(&cache, kH200, {0, 4096}, DType::bf16), InvalidArgument);
+}
+
+TEST(ConfigSourceNames, Text) {
+  EXPECT_EQ(to_string(ConfigSource::exact), "exact");
+  EXPECT_EQ(to_string(ConfigSource::nearest), "nearest");
+  EXPECT_EQ(to_string(ConfigSource::model_default), "default");
+}

@@ -1,0 +1,226 @@
+// The search strategies against timing tables, no GPU: exhaustive finds the minimum;
+// model-guided stays within 15% of the space, returns only what it measured, never picks a
+// failure, and finds the optimum where the neighbourhood walk can reach it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gemvtune/model.hpp"
+#include "gemvtune/search_space.hpp"
+#include "tuner/strategy.hpp"
+#include "tuner/timing_tables.hpp"
+
+using namespace gemvtune;
+using namespace gemvtune::tuner_test;
+
+namespace {
+const Shape kShape{4096, 4096};
+
+std::vector<KernelConfig> space() { return search_space_for(DType::bf16, kShape); }
+
+// The space ordered by a made-up model: `table` times plus `penalty` (a model that is wrong
+// about some parameters).
+std::vector<KernelConfig> ranked_by(const TimingTable& table, double (*penalty)(const KernelConfig&)) {
+  std::vector<KernelConfig> s = space();
+  std::stable_sort(s.begin(), s.end(), [&](const KernelConfig& a, const KernelConfig& b) {
+    return table.at(to_string(a)) + penalty(a) < table.at(to_string(b)) + penalty(b);
+  });
+  return s;
+}
+
+double no_penalty(const KernelConfig&) { return 0; }
+
+// Checks what every strategy result must satisfy: each config measured once, best among them.
+void expect_consistent(const StrategyResult& r, const TableMeasurer& m) {
+  std::set<std::string> unique(m.asked.begin(), m.asked.end());
+  EXPECT_EQ(unique.size(), m.asked.size()) << "a config was measured twice";
+  ASSERT_EQ(r.measured.size(), m.asked.size());
+  for (std::size_t i = 0; i < r.measured.size(); ++i) EXPECT_EQ(to_string(r.measured[i].config), m.asked[i]);
+  if (!r.best) return;
+  ASSERT_LT(*r.best, r.measured.size());
+  EXPECT_TRUE(r.measured[*r.best].passed);
+  for (const Measured& x : r.measured)
+    if (x.passed) {
+      EXPECT_LE(r.measured[*r.best].time_us, x.time_us);
+    }
+}
+}  // namespace
+
+TEST(Strategy, SpaceIsLargeEnoughForTheBudgetsToMatter) {
+  EXPECT_GT(space().size(), 500u);
+  EXPECT_EQ(model_budget(1000), 150u);
+  EXPECT_EQ(model_initial_count(1000), 80u);
+  EXPECT_EQ(model_budget(3), 1u);  // never zero
+  EXPECT_EQ(model_initial_count(3), 1u);
+}
+
+TEST(Strategy, ExhaustiveMeasuresEverythingOnceAndFindsTheMinimum) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const TimingTable table = bumpy_table(space(), seed);
+    TableMeasurer m{&table, {}, {}};
+    const StrategyResult r = run_exhaustive(space(), m.fn());
+    expect_consistent(r, m);
+    EXPECT_EQ(r.measured.size(), space().size());
+    ASSERT_TRUE(r.best);
+    EXPECT_EQ(to_string(r.measured[*r.best].config), table_minimum(table, space()));
+  }
+}
+
+TEST(Strategy, ExhaustiveNeverPicksAFailure) {
+  TimingTable table = smooth_table(space());
+  const std::string minimum = table_minimum(table, space());
+  table.erase(minimum);  // the fastest config now fails verification
+  TableMeasurer m{&table, {}, {}};
+  const StrategyResult r = run_exhaustive(space(), m.fn());
+  ASSERT_TRUE(r.best);
+  EXPECT_NE(to_string(r.measured[*r.best].config), minimum);
+  EXPECT_EQ(to_string(r.measured[*r.best].config), table_minimum(table, space()));
+}
+
+TEST(Strategy, ModelGuidedFindsTheOptimumWhenTheModelIsRight) {
+  const TimingTable table = smooth_table(space());
+  TableMeasurer m{&table, {}, {}};
+  const StrategyResult r = run_model_guided(ranked_by(table, no_penalty), m.fn());
+  expect_consistent(r, m);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(to_string(r.measured[*r.best].config), "t128_r2_kw2_v16_u4_sk1_cs_pdl");
+  EXPECT_LE(r.measured.size(), model_budget(space().size()));
+}
+
+// The model is wrong about split-K and the load hint: the optimum (sk1, cs) is outside its top
+// 8%, but one or two neighbour steps from the leader it finds there.
+TEST(Strategy, ModelGuidedWalksToTheOptimumTheModelMissed) {
+  const TimingTable table = smooth_table(space());
+  auto wrong_model = [](const KernelConfig& c) {
+    return (c.split_k == 1 ? 6.0 : 0.0) + (c.hint == LoadHint::streaming ? 6.0 : 0.0);
+  };
+  const std::vector<KernelConfig> ranked = ranked_by(table, wrong_model);
+  const std::size_t initial = model_initial_count(ranked.size());
+  const std::string optimum = "t128_r2_kw2_v16_u4_sk1_cs_pdl";
+  for (std::size_t i = 0; i < initial; ++i) ASSERT_NE(to_string(ranked[i]), optimum) << "test premise";
+
+  TableMeasurer m{&table, {}, {}};
+  const StrategyResult r = run_model_guided(ranked, m.fn());
+  expect_consistent(r, m);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(to_string(r.measured[*r.best].config), optimum);
+  EXPECT_LE(r.measured.size(), model_budget(space().size()));
+  EXPECT_GT(m.batches.size(), 1u) << "the optimum can only come from a neighbour round";
+}
+
+TEST(Strategy, ModelGuidedStaysWithinBudgetOnBumpyTables) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const TimingTable table = bumpy_table(space(), seed);
+    TableMeasurer m{&table, {}, {}};
+    const std::vector<KernelConfig> ranked = ranked_by(bumpy_table(space(), seed + 100), no_penalty);
+    const StrategyResult r = run_model_guided(ranked, m.fn());
+    expect_consistent(r, m);
+    EXPECT_LE(r.measured.size(), model_budget(space().size())) << "seed " << seed;
+    EXPECT_LE(static_cast<double>(r.measured.size()), 0.15 * static_cast<double>(space().size()));
+    EXPECT_EQ(m.batches.front(), model_initial_count(space().size()));
+    ASSERT_TRUE(r.best);
+  }
+}
+
+TEST(Strategy, ModelGuidedNeverPicksAFailure) {
+  TimingTable table = smooth_table(space());
+  // The optimum and everything around it fails: the leader must be a passing config.
+  const KernelConfig optimum = parse_config("t128_r2_kw2_v16_u4_sk1_cs_pdl");
+  table.erase(to_string(optimum));
+  for (const KernelConfig& n : neighbours(optimum, space())) table.erase(to_string(n));
+  TableMeasurer m{&table, {}, {}};
+  const StrategyResult r = run_model_guided(ranked_by(smooth_table(space()), no_penalty), m.fn());
+  expect_consistent(r, m);
+  ASSERT_TRUE(r.best);
+  EXPECT_TRUE(table.count(to_string(r.measured[*r.best].config)));
+}
+
+TEST(Strategy, ModelGuidedWhenEverythingFailsMeasuresTheBudgetAndPicksNothing) {
+  const TimingTable empty;
+  TableMeasurer m{&empty, {}, {}};
+  const StrategyResult r = run_model_guided(space(), m.fn());
+  expect_consistent(r, m);
+  EXPECT_FALSE(r.best);
+  EXPECT_EQ(r.measured.size(), model_budget(space().size()));
+}
+
+TEST(Strategy, ModelGuidedFindsALeaderAfterALeadingRunOfFailures) {
+  // The model's whole first round fails; the strategy goes on down the ranking.
+  const TimingTable smooth = smooth_table(space());
+  const std::vector<KernelConfig> ranked = ranked_by(smooth, no_penalty);
+  TimingTable table = smooth;
+  for (std::size_t i = 0; i < model_initial_count(ranked.size()); ++i) table.erase(to_string(ranked[i]));
+  TableMeasurer m{&table, {}, {}};
+  const StrategyResult r = run_model_guided(ranked, m.fn());
+  expect_consistent(r, m);
+  ASSERT_TRUE(r.best);
+  EXPECT_LE(r.measured.size(), model_budget(space().size()));
+}
+
+TEST(Strategy, EmptySpace) {
+  TableMeasurer m{nullptr, {}, {}};
+  EXPECT_FALSE(run_model_guided({}, m.fn()).best);
+  EXPECT_FALSE(run_exhaustive({}, m.fn()).best);
+  EXPECT_TRUE(m.asked.empty());
+}
+
+TEST(Strategy, NeighboursDifferInOneParameterByOneStep) {
+  const std::vector<KernelConfig> s = space();
+  const KernelConfig leader = parse_config("t128_r2_kw2_v16_u2_sk3_cs");
+  const std::vector<KernelConfig> n = neighbours(leader, s);
+  std::set<std::string> got;
+  for (const KernelConfig& c : n) got.insert(to_string(c));
+  const std::set<std::string> expected = {
+      "t64_r2_kw2_v16_u2_sk3_cs",  "t256_r2_kw2_v16_u2_sk3_cs",  // threads
+      "t128_r1_kw2_v16_u2_sk3_cs", "t128_r4_kw2_v16_u2_sk3_cs",  // rows per warp
+      "t128_r2_kw1_v16_u2_sk3_cs", "t128_r2_kw4_v16_u2_sk3_cs",  // warps along K
+      "t128_r2_kw2_v16_u1_sk3_cs", "t128_r2_kw2_v16_u4_sk3_cs",  // unroll
+      "t128_r2_kw2_v16_u2_sk2_cs", "t128_r2_kw2_v16_u2_sk4_cs",  // split-K: 2 and 4 beside 3
+      "t128_r2_kw2_v16_u2_sk3_nc", "t128_r2_kw2_v16_u2_sk3_cs_pdl"};
+  EXPECT_EQ(got, expected);
+}
+
+TEST(Strategy, NeighboursSkipInvalidConfigs) {
+  // r4 u2 is at the register budget: r4 u4 is not in the space, nor is kw4 with 64 threads.
+  const KernelConfig leader = parse_config("t64_r4_kw2_v16_u2_sk1_nc_pdl");
+  for (const KernelConfig& c : neighbours(leader, space())) {
+    EXPECT_FALSE(why_invalid_for(c, DType::bf16, kShape)) << to_string(c);
+    EXPECT_NE(to_string(c), "t64_r4_kw2_v16_u4_sk1_nc_pdl");
+  }
+  // One each: t128 (no t32), r2 (no r8), kw1, u1, sk2 (no sk below 1), cs, without pdl.
+  EXPECT_EQ(neighbours(leader, space()).size(), 7u);
+}
+
+TEST(Strategy, TopPassingOrdersByTimeAndSkipsFailures) {
+  std::vector<Measured> m = {{{}, true, 5}, {{}, false, 0}, {{}, true, 3}, {{}, true, 4}, {{}, true, 9}};
+  EXPECT_EQ(top_passing(m, 3), (std::vector<std::size_t>{2, 3, 0}));
+  EXPECT_EQ(top_passing(m, 10).size(), 4u);
+  EXPECT_EQ(fastest_passing(m), std::optional<std::size_t>(2));
+  EXPECT_FALSE(fastest_passing({{{}, false, 1}}));
+}
+
+// The recorded H200 sweep (every config of the space measured): the model strategy with the
+// real analytic model should land on, or within 3% of, the measured best.
+TEST(Strategy, ModelGuidedOnTheRecordedH200Sweep) {
+  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h200_bf16.csv";
+  int shapes_checked = 0;
+  for (const char* shape_text : {"1024x4096", "4096x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336", "128256x4096"}) {
+    const Shape shape = parse_shape(shape_text);
+    const TimingTable table = recorded_table(csv, shape_text);
+    const std::vector<KernelConfig> s = search_space_for(DType::bf16, shape);
+    const bool complete = std::all_of(s.begin(), s.end(), [&](const KernelConfig& c) { return table.count(to_string(c)); });
+    if (!complete) continue;  // the sweep of this shape did not cover the current space
+    ++shapes_checked;
+    TableMeasurer m{&table, {}, {}};
+    const StrategyResult r = run_model_guided(rank_by_model(s, DType::bf16, shape, GpuModelParams{}), m.fn());
+    expect_consistent(r, m);
+    ASSERT_TRUE(r.best);
+    const double best = table.at(table_minimum(table, s));
+    EXPECT_LE(r.measured[*r.best].time_us, best * 1.03)
+        << shape_text << ": model strategy found " << to_string(r.measured[*r.best].config) << " "
+        << r.measured[*r.best].time_us << " us, the sweep's best is " << table_minimum(table, s) << " " << best << " us";
+    EXPECT_LE(r.measured.size(), model_budget(s.size()));
+  }
+  if (shapes_checked == 0) GTEST_SKIP() << "no complete recorded sweep in " << csv;
+}

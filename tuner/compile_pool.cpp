@@ -1,0 +1,80 @@
+// CompilePool: two FIFO queues (urgent, prefetch) served by a fixed set of threads that call
+// the process-wide KernelCache (see compile_pool.hpp).
+#include "tuner/compile_pool.hpp"
+
+#include <algorithm>
+
+#include "gemvtune/error.hpp"
+#include "gemvtune/generator.hpp"
+#include "jit/kernel_cache.hpp"
+
+namespace gemvtune {
+
+CompilePool::CompilePool(int threads) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { work(); });
+}
+
+CompilePool::~CompilePool() {
+  std::deque<std::shared_ptr<Task>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    dropped.swap(urgent_);
+    for (auto& t : prefetch_) dropped.push_back(std::move(t));
+    prefetch_.clear();
+  }
+  wake_.notify_all();
+  for (auto& t : dropped)
+    t->promise.set_exception(std::make_exception_ptr(Error("compile of " + t->key + " cancelled")));
+  for (auto& th : threads_) th.join();
+}
+
+CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch,
+                                         bool urgent) {
+  KernelConfig code = c;
+  code.split_k = 1;
+  const std::string key = kernel_name(code, t) + "@" + arch;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = requested_.find(key); it != requested_.end()) {
+    if (urgent) {  // promote a queued prefetch; a running or finished one needs nothing
+      auto queued = std::find_if(prefetch_.begin(), prefetch_.end(),
+                                 [&](const auto& task) { return task->key == key; });
+      if (queued != prefetch_.end()) {
+        urgent_.push_back(std::move(*queued));
+        prefetch_.erase(queued);
+      }
+    }
+    return it->second;
+  }
+  auto task = std::make_shared<Task>();
+  task->key = key;
+  task->config = code;
+  task->dtype = t;
+  task->arch = arch;
+  Future future = task->promise.get_future().share();
+  requested_.emplace(key, future);
+  (urgent ? urgent_ : prefetch_).push_back(std::move(task));
+  wake_.notify_one();
+  return future;
+}
+
+void CompilePool::work() {
+  for (;;) {
+    std::shared_ptr<Task> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !urgent_.empty() || !prefetch_.empty(); });
+      if (stopping_) return;
+      auto& queue = urgent_.empty() ? prefetch_ : urgent_;
+      task = std::move(queue.front());
+      queue.pop_front();
+    }
+    try {
+      task->promise.set_value(jit::KernelCache::instance().get(task->config, task->dtype, task->arch));
+    } catch (...) {
+      task->promise.set_exception(std::current_exception());
+    }
+  }
+}
+
+}  // namespace gemvtune

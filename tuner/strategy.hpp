@@ -1,0 +1,64 @@
+// Search strategies: which configs of a shape's space to measure, and in what batches.
+// A strategy sees configs only through a measure callback, so it runs the same against the
+// GPU (tuner/tuner.cpp) and against a recorded or synthetic timing table (tests/tuner).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "gemvtune/config.hpp"
+
+namespace gemvtune {
+
+// What measuring one config taught the strategy.
+struct Measured {
+  KernelConfig config;
+  bool passed = false;  // verified and timed; failures are never chosen
+  double time_us = 0;   // meaningful when passed
+};
+
+// Measures a batch of configs and returns one result per config, in the same order. A whole
+// batch at once lets the measuring side compile all its kernels in parallel while it times
+// the first ones.
+using MeasureBatch = std::function<std::vector<Measured>(const std::vector<KernelConfig>&)>;
+
+struct StrategyOptions {
+  double initial_fraction = 0.08;  // model: share of the space measured in the first round
+  double budget_fraction = 0.15;   // model: hard cap on the share of the space measured
+};
+
+struct StrategyResult {
+  std::vector<Measured> measured;   // every config measured, in measuring order, no repeats
+  std::optional<std::size_t> best;  // index into measured of the fastest passing config
+};
+
+// Measures every candidate (one batch, in the order given).
+StrategyResult run_exhaustive(const std::vector<KernelConfig>& candidates, const MeasureBatch& measure,
+                              const StrategyOptions& options = {});
+
+// `ranked` is the space ordered by the analytic model, best first. Measures the first
+// initial_fraction of it, then the unmeasured neighbours of the leader (neighbours(), taken
+// in model order), again while the leader changes, never measuring more than budget_fraction
+// of the space. While nothing has passed, the next configs in model order are measured
+// instead of neighbours.
+StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
+                                const StrategyOptions& options = {});
+
+// Configs measured at most by run_model_guided on a space of this size (at least 1), and in
+// its first round.
+std::size_t model_budget(std::size_t space_size, const StrategyOptions& options = {});
+std::size_t model_initial_count(std::size_t space_size, const StrategyOptions& options = {});
+
+// The configs of `space` that differ from `leader` in exactly one of threads, rows_per_warp,
+// k_warps, unroll, split_k (moved to the next smaller or larger value that occurs in the
+// space), the load hint or programmatic dependent launch. In the order they appear in `space`.
+std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vector<KernelConfig>& space);
+
+// Index of the fastest passing entry (the first on a tie), or none.
+std::optional<std::size_t> fastest_passing(const std::vector<Measured>& measured);
+
+// Up to `count` indices of passing entries, fastest first.
+std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std::size_t count);
+
+}  // namespace gemvtune

@@ -1,0 +1,70 @@
+// What the strategies share: picking the fastest passing measurement and the one-parameter
+// neighbourhood of a config (see strategy.hpp).
+#include <algorithm>
+#include <set>
+
+#include "tuner/strategy.hpp"
+
+namespace gemvtune {
+
+std::optional<std::size_t> fastest_passing(const std::vector<Measured>& measured) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    if (measured[i].passed && (!best || measured[i].time_us < measured[*best].time_us)) best = i;
+  return best;
+}
+
+std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std::size_t count) {
+  std::vector<std::size_t> passing;
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    if (measured[i].passed) passing.push_back(i);
+  std::stable_sort(passing.begin(), passing.end(), [&](std::size_t a, std::size_t b) {
+    return measured[a].time_us < measured[b].time_us;
+  });
+  if (passing.size() > count) passing.resize(count);
+  return passing;
+}
+
+namespace {
+// The tunable integer parameters a neighbour may move, one at a time.
+constexpr int KernelConfig::*kSteppedFields[] = {
+    &KernelConfig::threads, &KernelConfig::rows_per_warp, &KernelConfig::k_warps,
+    &KernelConfig::unroll, &KernelConfig::split_k};
+
+// The values of `field` next to `value` (below and above) among those in the space.
+std::vector<int> adjacent_values(const std::set<int>& values, int value) {
+  std::vector<int> out;
+  auto it = values.find(value);
+  if (it == values.end()) return out;
+  if (it != values.begin()) out.push_back(*std::prev(it));
+  if (std::next(it) != values.end()) out.push_back(*std::next(it));
+  return out;
+}
+}  // namespace
+
+std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vector<KernelConfig>& space) {
+  std::vector<KernelConfig> wanted;
+  for (auto field : kSteppedFields) {
+    std::set<int> values;
+    for (const KernelConfig& c : space) values.insert(c.*field);
+    for (int v : adjacent_values(values, leader.*field)) {
+      KernelConfig n = leader;
+      n.*field = v;
+      wanted.push_back(n);
+    }
+  }
+  KernelConfig other_hint = leader;
+  other_hint.hint = leader.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
+  wanted.push_back(other_hint);
+  KernelConfig other_pdl = leader;
+  other_pdl.pdl = !leader.pdl;
+  wanted.push_back(other_pdl);
+
+  // Keep only those in the space (the others break a validity rule), in the space's order.
+  std::vector<KernelConfig> out;
+  for (const KernelConfig& c : space)
+    if (std::find(wanted.begin(), wanted.end(), c) != wanted.end()) out.push_back(c);
+  return out;
+}
+
+}  // namespace gemvtune

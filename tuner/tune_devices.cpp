@@ -1,0 +1,148 @@
+// tune_on_devices: the skip check, then one worker thread per GPU pulling jobs from the queue
+// of its GPU model, each with its own context, Tuner and cache connection.
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gemvtune/generator.hpp"
+#include "gemvtune/tuner.hpp"
+#include "jit/cuda_handles.hpp"
+
+namespace gemvtune {
+
+namespace {
+// GPUs of one model share results, so they share one queue of jobs.
+struct ModelGroup {
+  GpuIdentity gpu;
+  std::vector<int> devices;
+  std::deque<std::size_t> queue;  // indices into jobs still to tune
+  std::size_t workers_alive = 0;
+  std::string last_worker_error;  // why the last worker stopped early
+};
+
+CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job) {
+  CacheKey k;
+  k.gpu = gpu;
+  k.shape = job.shape;
+  k.dtype = job.dtype;
+  k.batch = 1;
+  k.template_version = template_version();
+  return k;
+}
+}  // namespace
+
+std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const std::vector<int>& devices,
+                                        const std::string& cache_path, const TuneOptions& options,
+                                        bool force, const TuneCallbacks& callbacks) {
+  if (devices.empty()) throw InvalidArgument("no device to tune on");
+  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size())
+    throw InvalidArgument("a device is listed twice");
+
+  std::vector<ModelGroup> groups;
+  for (int d : devices) {
+    const GpuInfo info = jit::read_gpu_info(d);  // throws NoGpu / InvalidArgument first
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const ModelGroup& m) { return m.gpu == info.id; });
+    if (g == groups.end()) groups.push_back(ModelGroup{info.id, {d}, {}, 0, {}});
+    else g->devices.push_back(d);
+  }
+
+  std::mutex mutex;  // guards groups, outcomes and serializes the callbacks
+  std::vector<std::pair<std::size_t, JobOutcome>> outcomes;  // (group * jobs + job, outcome)
+  auto report = [&](std::size_t group, std::size_t job, JobOutcome o) {  // with mutex held
+    if (callbacks.on_outcome) callbacks.on_outcome(o);
+    outcomes.emplace_back(group * jobs.size() + job, std::move(o));
+  };
+
+  std::size_t to_tune = 0, planned = 0;
+  {
+    TuningCache cache(cache_path, CacheMode::read_write);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        std::optional<TuneRecord> existing;
+        if (!force) existing = cache.find(key_of(groups[g].gpu, jobs[j]));
+        if (existing) {
+          JobOutcome o{jobs[j], groups[g].devices.front(), groups[g].gpu, JobStatus::skipped, {}, std::move(existing), {}};
+          std::lock_guard<std::mutex> lock(mutex);
+          report(g, j, std::move(o));
+        } else {
+          groups[g].queue.push_back(j);
+          ++to_tune;
+          planned += planned_measurements(options.strategy, jobs[j]);
+        }
+      }
+  }
+  if (callbacks.on_start) callbacks.on_start(to_tune, planned);
+
+  const int compile_threads =
+      options.compile_threads > 0
+          ? options.compile_threads
+          : std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices.size()));
+
+  auto worker = [&](std::size_t g, int device) {
+    auto next_job = [&]() -> std::optional<std::size_t> {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (groups[g].queue.empty()) return std::nullopt;
+      const std::size_t j = groups[g].queue.front();
+      groups[g].queue.pop_front();
+      return j;
+    };
+    std::string stopped_because;
+    try {
+      jit::Context ctx(device);  // the primary context, current in this thread from here on
+      TuningCache cache(cache_path, CacheMode::read_write);
+      Tuner tuner(ctx, cache, compile_threads);
+      auto progress = [&](const TuneProgress& p) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (callbacks.on_progress) callbacks.on_progress(p);
+      };
+      while (auto j = next_job()) {
+        JobOutcome o{jobs[*j], device, groups[g].gpu, JobStatus::failed, {}, {}, {}};
+        bool lost = false;
+        try {
+          o.result = tuner.tune(jobs[*j], options, progress);
+          o.status = JobStatus::tuned;
+        } catch (const ContextLost& e) {
+          o.error = e.what();
+          lost = true;
+        } catch (const std::exception& e) {
+          o.error = e.what();
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        report(g, *j, std::move(o));
+        if (lost) {
+          stopped_because = "device " + std::to_string(device) + " stopped: its CUDA context was lost";
+          break;
+        }
+      }
+    } catch (const std::exception& e) {  // the context, cache or Tuner could not be set up
+      stopped_because = "device " + std::to_string(device) + ": " + e.what();
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    --groups[g].workers_alive;
+    if (!stopped_because.empty()) groups[g].last_worker_error = stopped_because;
+  };
+
+  std::vector<std::thread> threads;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].queue.empty()) continue;
+    groups[g].workers_alive = groups[g].devices.size();
+    for (int d : groups[g].devices) threads.emplace_back(worker, g, d);
+  }
+  for (auto& t : threads) t.join();
+
+  // Jobs nobody could take: every worker of their GPU model stopped.
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t j : groups[g].queue) {
+      JobOutcome o{jobs[j], -1, groups[g].gpu, JobStatus::failed, {}, {}, "not tuned: " + groups[g].last_worker_error};
+      report(g, j, std::move(o));
+    }
+
+  std::stable_sort(outcomes.begin(), outcomes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<JobOutcome> out;
+  for (auto& [order, o] : outcomes) out.push_back(std::move(o));
+  return out;
+}
+
+}  // namespace gemvtune

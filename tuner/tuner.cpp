@@ -1,0 +1,271 @@
+// Tuner: measures one shape's candidates on one GPU (verify, then time in a CUDA graph with
+// weights rotated past L2), runs the strategy over them and stores the result.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "gemvtune/generator.hpp"
+#include "gemvtune/model.hpp"
+#include "gemvtune/search_space.hpp"
+#include "gemvtune/tuner.hpp"
+#include "jit/loaded_kernels.hpp"
+#include "tuner/compile_pool.hpp"
+#include "tuner/device_problem.hpp"
+#include "tuner/strategy.hpp"
+
+namespace gemvtune {
+
+namespace {
+// The first few lines of a compile log: enough to say why, short enough for a table row.
+std::string first_lines(const std::string& text, int lines) {
+  std::istringstream in(text);
+  std::string line, out;
+  for (int i = 0; i < lines && std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out += (out.empty() ? "" : "\n") + line;
+    ++i;
+  }
+  return out.empty() ? text : out;
+}
+
+int default_compile_threads() { return static_cast<int>(std::max(2u, std::thread::hardware_concurrency())); }
+
+// A kernel fault leaves a sticky error on the context; every later call returns it. After a
+// CUDA error, a synchronize tells a dead context from an error that only refused one launch.
+void throw_if_context_lost(const std::string& config, const CudaError& e, int device) {
+  const CUresult r = jit::driver().cuCtxSynchronize();
+  if (r == CUDA_SUCCESS) return;
+  throw ContextLost("config " + config + " failed with " + e.what() + "; the CUDA context of device " +
+                    std::to_string(device) + " is unusable (" + jit::cu_error_text(r) +
+                    "), so tuning on it stopped");
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+struct Tuner::Impl {
+  const jit::Context& ctx;
+  TuningCache& cache;
+  CompilePool pool;
+  jit::LoadedKernels kernels;
+  jit::Stream stream;
+  std::optional<double> ceiling;
+
+  Impl(const jit::Context& c, TuningCache& tc, int threads)
+      : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
+
+  // One shape being tuned: the problem on the device and every candidate result so far.
+  struct Session {
+    TuneJob job;
+    DeviceProblem problem;
+    double ceiling_gbps;
+    std::vector<CandidateResult> results;  // in measuring order
+    std::map<std::string, std::size_t> index;  // config text -> results position
+  };
+
+  LaunchFn launcher(Session& s, const std::shared_ptr<const jit::LoadedGemv>& kernel, const KernelConfig& c) {
+    return [&s, kernel, c](int copy, CUstream st) {
+      jit::launch_gemv(*kernel, c, s.problem.operands(copy), s.problem.workspace(), st);
+    };
+  }
+
+  // Compile, verify against the float64 reference, then time. Failures come back as outcomes;
+  // only a lost context throws.
+  CandidateResult measure_one(Session& s, const KernelConfig& c) {
+    CandidateResult r;
+    r.config = to_string(c);
+    auto failed = [&](Outcome o, std::string why) {
+      r.outcome = o;
+      r.reason = std::move(why);
+      return r;
+    };
+    try {
+      pool.request(c, s.job.dtype, ctx.info().arch, /*urgent=*/true).get();
+    } catch (const CompileError& e) {
+      return failed(Outcome::compile_failed, first_lines(e.log().empty() ? e.what() : e.log(), 4));
+    } catch (const std::exception& e) {
+      return failed(Outcome::compile_failed, first_lines(e.what(), 4));
+    }
+    try {
+      auto kernel = kernels.get(c, s.job.dtype);  // compiled above: this only loads it
+      s.problem.workspace().reserve(c, s.job.shape);
+      const LaunchFn launch = launcher(s, kernel, c);
+      const Comparison check = verify_calls(launch, s.problem, stream);
+      if (!check.ok) return failed(Outcome::incorrect, check.describe());
+      const CallTiming t = time_calls(launch, s.problem, stream, LaunchMode::graph);
+      r.time_us = t.us_per_call;
+      r.gbps = t.gbps;
+      r.pct_of_ceiling = 100.0 * t.gbps / s.ceiling_gbps;
+      return r;
+    } catch (const CudaError& e) {
+      throw_if_context_lost(r.config, e, ctx.ordinal());
+      return failed(Outcome::launch_failed, e.what());
+    } catch (const InvalidArgument& e) {
+      return failed(Outcome::not_supported, e.what());
+    }
+  }
+
+  // Times a passing candidate again; CUDA errors are handled as in measure_one.
+  double retime(Session& s, const KernelConfig& c) {
+    try {
+      auto kernel = kernels.get(c, s.job.dtype);
+      return time_calls(launcher(s, kernel, c), s.problem, stream, LaunchMode::graph).us_per_call;
+    } catch (const CudaError& e) {
+      throw_if_context_lost(to_string(c), e, ctx.ordinal());
+      throw;
+    }
+  }
+};
+
+Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads)
+    : impl_(std::make_unique<Impl>(ctx, cache, compile_threads)) {}
+
+Tuner::~Tuner() = default;
+
+double Tuner::ceiling_gbps() {
+  Impl& m = *impl_;
+  if (m.ceiling) return *m.ceiling;
+  if (auto stored = m.cache.peak(m.ctx.info().id)) {
+    m.ceiling = stored->gbps;
+  } else {
+    const PeakRecord measured = measure_peak(m.ctx);
+    m.cache.store_peak(measured);
+    m.ceiling = measured.gbps;
+  }
+  return *m.ceiling;
+}
+
+ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
+                        const std::function<void(const TuneProgress&)>& on_progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  check_shape(job.shape);
+  Impl& m = *impl_;
+  m.ctx.make_current();
+  const GpuInfo& info = m.ctx.info();
+
+  GpuModelParams model;
+  model.sm_count = info.id.sm_count;
+  model.read_ceiling_gbps = ceiling_gbps();
+
+  // Weights rotate through copies covering 2.5x the L2, so every call reads them from HBM.
+  const std::int64_t rotate = 2 * info.l2_bytes + info.l2_bytes / 2;
+  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotate),
+                  model.read_ceiling_gbps, {}, {}};
+
+  // Alignment fallback (as `run` does): narrower loads where the operands do not allow 16 bytes.
+  const jit::GemvOperands op0 = s.problem.operands(0);
+  std::vector<KernelConfig> space;
+  for (KernelConfig c : search_space_for(job.dtype, job.shape)) {
+    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x))
+      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x);
+    if (!why_invalid_for(c, job.dtype, job.shape) && std::find(space.begin(), space.end(), c) == space.end())
+      space.push_back(c);
+  }
+  if (space.empty())
+    throw Error("no config of the search space can run " + std::string(to_string(job.dtype)) + " " +
+                to_string(job.shape));
+  const std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model);
+
+  const StrategyOptions strategy_options;
+  const std::size_t budget =
+      options.strategy == Strategy::exhaustive ? ranked.size() : model_budget(ranked.size(), strategy_options);
+  // Prefetch what the strategy will most likely want, best-ranked first; the batches it
+  // actually asks for are compiled urgently.
+  for (std::size_t i = 0; i < budget; ++i) m.pool.request(ranked[i], job.dtype, info.arch, /*urgent=*/false);
+
+  TuneProgress progress;
+  progress.device = m.ctx.ordinal();
+  progress.job = job;
+  progress.budget = budget;
+  const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
+    for (const KernelConfig& c : batch) m.pool.request(c, job.dtype, info.arch, /*urgent=*/true);
+    progress.planned = progress.measured + batch.size();
+    std::vector<Measured> out;
+    for (const KernelConfig& c : batch) {
+      CandidateResult r = m.measure_one(s, c);
+      out.push_back(Measured{c, r.outcome == Outcome::passed, r.time_us});
+      if (r.outcome == Outcome::passed && (progress.best_config.empty() || r.time_us < progress.best_us)) {
+        progress.best_config = r.config;
+        progress.best_us = r.time_us;
+      }
+      s.index[r.config] = s.results.size();
+      s.results.push_back(std::move(r));
+      ++progress.measured;
+      if (on_progress) on_progress(progress);
+    }
+    return out;
+  };
+  StrategyResult found = options.strategy == Strategy::exhaustive
+                             ? run_exhaustive(ranked, measure, strategy_options)
+                             : run_model_guided(ranked, measure, strategy_options);
+
+  if (!found.best) {
+    std::map<Outcome, int> counts;
+    for (const auto& r : s.results) ++counts[r.outcome];
+    std::string summary;
+    for (const auto& [outcome, count] : counts)
+      summary += (summary.empty() ? "" : ", ") + std::to_string(count) + " " + std::string(to_string(outcome));
+    throw Error("no config passed for " + std::string(to_string(job.dtype)) + " " + to_string(job.shape) + " (" +
+                std::to_string(s.results.size()) + " measured: " + summary + "); first failure: " +
+                (s.results.empty() ? "none" : s.results.front().config + ": " + s.results.front().reason));
+  }
+
+  // Timing noise of a few percent can reorder close finalists: each is timed twice more and
+  // its median of three decides.
+  const std::vector<std::size_t> finalists = top_passing(found.measured, std::max<std::size_t>(1, options.finalists));
+  std::size_t winner = finalists.front();
+  double winner_us = 0;
+  for (std::size_t i : finalists) {
+    const KernelConfig& c = found.measured[i].config;
+    const double us = median({found.measured[i].time_us, m.retime(s, c), m.retime(s, c)});
+    CandidateResult& r = s.results[s.index.at(to_string(c))];
+    r.time_us = us;
+    r.gbps = s.problem.bytes_per_call() / (us * 1e-6) / 1e9;
+    r.pct_of_ceiling = 100.0 * r.gbps / s.ceiling_gbps;
+    if (winner_us == 0 || us < winner_us) {
+      winner = i;
+      winner_us = us;
+    }
+  }
+  const CandidateResult& best = s.results[s.index.at(to_string(found.measured[winner].config))];
+
+  ShapeResult out;
+  TuneRecord& rec = out.record;
+  rec.key.gpu = info.id;
+  rec.key.shape = job.shape;
+  rec.key.dtype = job.dtype;
+  rec.key.batch = 1;
+  rec.key.template_version = template_version();
+  rec.config = best.config;
+  rec.time_us = best.time_us;
+  rec.gbps = best.gbps;
+  rec.pct_of_ceiling = best.pct_of_ceiling;
+  rec.strategy = std::string(to_string(options.strategy));
+  rec.driver_version = info.driver_version;
+  rec.nvrtc_version = jit::nvrtc_version();
+  rec.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  rec.candidates = s.results;
+  m.cache.store(rec);  // one transaction: a crash after this keeps the whole shape
+
+  std::vector<double> estimated, measured;
+  for (const Measured& x : found.measured)
+    if (x.passed) {
+      estimated.push_back(estimate(x.config, job.dtype, job.shape, model).time_us);
+      measured.push_back(s.results[s.index.at(to_string(x.config))].time_us);
+    }
+  out.model_spearman = spearman_rank_correlation(estimated, measured);
+  out.device = m.ctx.ordinal();
+  out.space_size = ranked.size();
+  out.measured = found.measured.size();
+  out.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return out;
+}
+
+}  // namespace gemvtune
