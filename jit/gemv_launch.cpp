@@ -49,25 +49,79 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
     throw InvalidArgument("config " + to_string(c) + ": " + *why);
 }
 
-void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
-                 const SplitKWorkspace& ws, CUstream stream) {
+namespace {
+// Mirror of GemvSegments in templates/gemv.cu, passed by value as the first kernel parameter.
+struct KernelSegments {
+  CUdeviceptr w[kMaxSegments];
+  CUdeviceptr y[kMaxSegments];
+  long long ld[kMaxSegments];
+  int row_begin[kMaxSegments];
+  int count;
+};
+static_assert(sizeof(KernelSegments) == 120, "must match GemvSegments in templates/gemv.cu");
+}  // namespace
+
+Shape FusedOperands::stacked_shape() const {
+  Shape s{0, k};
+  for (int i = 0; i < count && i < kMaxSegments; ++i) s.n += segments[i].rows;
+  return s;
+}
+
+FusedOperands FusedOperands::single(const GemvOperands& op) {
+  FusedOperands f;
+  f.segments[0] = {op.w, op.y, op.shape.n, op.ld};
+  f.count = 1;
+  f.x = op.x;
+  f.k = op.shape.k;
+  return f;
+}
+
+void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op) {
+  if (op.count < 1 || op.count > kMaxSegments)
+    throw InvalidArgument("a fused launch takes 1 to " + std::to_string(kMaxSegments) + " segments, not " +
+                          std::to_string(op.count));
+  for (int i = 0; i < op.count; ++i) {
+    const GemvSegment& g = op.segments[i];
+    try {
+      check_operands(c, t, GemvOperands{g.w, op.x, g.y, Shape{g.rows, op.k}, g.ld});
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(op.count > 1 ? "segment " + std::to_string(i) + ": " + e.what() : e.what());
+    }
+  }
+  const Shape stacked = op.stacked_shape();
+  check_shape(stacked);
+  check_config(c, t, stacked);
+}
+
+void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
+                       const SplitKWorkspace& ws, CUstream stream) {
   KernelConfig code = c;
   code.split_k = 1;
   if (code != kernel.config())
     throw InvalidArgument("config " + to_string(c) + " does not match the loaded kernel " +
                           kernel.compiled().name);
-  check_operands(c, kernel.dtype(), op);  // never launch what could fault or be wrong
-  if (!ws.fits(c, op.shape))
-    throw InvalidArgument("split-K workspace not reserved for " + to_string(c) + " on " +
-                          to_string(op.shape));
-  int n = static_cast<int>(op.shape.n), k = static_cast<int>(op.shape.k);
-  long long ld = op.ld;
+  check_fused_operands(c, kernel.dtype(), op);  // never launch what could fault or be wrong
+  const Shape stacked = op.stacked_shape();
+  if (!ws.fits(c, stacked))
+    throw InvalidArgument("split-K workspace not reserved for " + to_string(c) + " on " + to_string(stacked));
+  KernelSegments seg{};
+  long long begin = 0;
+  for (int i = 0; i < kMaxSegments; ++i) {
+    const GemvSegment& g = op.segments[i < op.count ? i : op.count - 1];
+    seg.w[i] = g.w;
+    seg.y[i] = g.y;
+    seg.ld[i] = g.ld;
+    seg.row_begin[i] = static_cast<int>(begin);
+    if (i < op.count) begin += g.rows;
+  }
+  seg.count = op.count;
+  CUdeviceptr x = op.x;
+  int n = static_cast<int>(stacked.n), k = static_cast<int>(stacked.k);
   CUdeviceptr partials = ws.partials(), tickets = ws.tickets();
-  CUdeviceptr w = op.w, x = op.x, y = op.y;
-  void* args[] = {&w, &x, &y, &n, &k, &ld, &partials, &tickets};
+  void* args[] = {&seg, &x, &n, &k, &partials, &tickets};
 
   CUlaunchConfig cfg{};
-  cfg.gridDimX = row_blocks(c, op.shape);
+  cfg.gridDimX = row_blocks(c, stacked);
   cfg.gridDimY = static_cast<unsigned>(c.split_k);
   cfg.gridDimZ = 1;
   cfg.blockDimX = static_cast<unsigned>(c.threads);
@@ -81,6 +135,11 @@ void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOper
     cfg.numAttrs = 1;
   }
   GEMVTUNE_CU(cuLaunchKernelEx, &cfg, kernel.function(), args, nullptr);
+}
+
+void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
+                 const SplitKWorkspace& ws, CUstream stream) {
+  launch_fused_gemv(kernel, c, FusedOperands::single(op), ws, stream);
 }
 
 }  // namespace gemvtune::jit

@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <array>
 #include <memory>
 
 #include "gemvtune/config.hpp"
@@ -15,6 +16,24 @@ struct GemvOperands {
   CUdeviceptr w = 0, x = 0, y = 0;
   Shape shape;
   std::int64_t ld = 0;  // row stride of W in elements, >= K
+};
+
+// Fused projections: up to kMaxSegments GEMVs that share x, each with its own weights (rows x K,
+// row stride ld) and output, computed by one launch over their stacked rows (Q, K and V;
+// gate and up). A plain GEMV is one segment.
+inline constexpr int kMaxSegments = 4;  // GEMV_MAX_SEGMENTS in templates/gemv.cu
+struct GemvSegment {
+  CUdeviceptr w = 0, y = 0;
+  std::int64_t rows = 0;
+  std::int64_t ld = 0;  // row stride of this segment's W in elements, >= K
+};
+struct FusedOperands {
+  std::array<GemvSegment, kMaxSegments> segments{};
+  int count = 0;
+  CUdeviceptr x = 0;
+  std::int64_t k = 0;
+  Shape stacked_shape() const;  // (sum of rows, K): the shape the config is tuned for
+  static FusedOperands single(const GemvOperands& op);
 };
 
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).
@@ -54,6 +73,14 @@ unsigned row_blocks(const KernelConfig& c, const Shape& s);
 // Checks the operands against the config (shape, ld, alignment) and throws InvalidArgument
 // naming the problem; nothing is launched then.
 void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
+
+// check_operands for every segment of a fused launch, and 1 <= count <= kMaxSegments.
+void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op);
+
+// One launch computing every segment's y = W x (see FusedOperands), after
+// check_fused_operands. The workspace must fit c on stacked_shape().
+void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
+                       const SplitKWorkspace& ws, CUstream stream);
 
 // Enqueues y = W x on `stream` with c.split_k blocks along K, after check_operands. No allocation, no
 // synchronization (the workspace must already fit), so it can be captured into a graph.

@@ -1,4 +1,5 @@
-// gemv.cu: y = W x for one decode step (batch 1). W is row-major N x K with row stride ld.
+// gemv.cu: y = W x for one decode step (batch 1). W is row-major N x K with row stride ld;
+// up to GEMV_MAX_SEGMENTS such products sharing x can run as one launch (fused projections).
 //
 // This file is a kernel template: it compiles on its own with the defaults below
 // (nvcc -arch=sm_90 -c templates/gemv.cu), and the generator (generator/source.cpp) prepends
@@ -140,6 +141,46 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+// ---- fused segments ----------------------------------------------------------------------
+// One launch can compute several GEMVs that share x (Q, K and V; gate and up), each with its
+// own weights, row stride and output: their rows are stacked into one row space, and a row
+// finds its segment by comparing with the segments' first rows. Constant indices only, so the
+// struct stays in the parameter bank (a run-time index would copy it to local memory).
+#define GEMV_MAX_SEGMENTS 4
+struct GemvSegments {
+  const elem_t* w[GEMV_MAX_SEGMENTS];
+  elem_t* y[GEMV_MAX_SEGMENTS];
+  long long ld[GEMV_MAX_SEGMENTS];
+  int row_begin[GEMV_MAX_SEGMENTS];  // first row of each segment; row_begin[0] == 0
+  int count;
+};
+
+__device__ __forceinline__ const elem_t* row_weights(const GemvSegments& seg, int row) {
+  const elem_t* w = seg.w[0];
+  long long ld = seg.ld[0];
+  int begin = 0;
+#pragma unroll
+  for (int i = 1; i < GEMV_MAX_SEGMENTS; ++i)
+    if (i < seg.count && row >= seg.row_begin[i]) {
+      w = seg.w[i];
+      ld = seg.ld[i];
+      begin = seg.row_begin[i];
+    }
+  return w + static_cast<long long>(row - begin) * ld;
+}
+
+__device__ __forceinline__ elem_t* row_output(const GemvSegments& seg, int row) {
+  elem_t* y = seg.y[0];
+  int begin = 0;
+#pragma unroll
+  for (int i = 1; i < GEMV_MAX_SEGMENTS; ++i)
+    if (i < seg.count && row >= seg.row_begin[i]) {
+      y = seg.y[i];
+      begin = seg.row_begin[i];
+    }
+  return y + (row - begin);
+}
+
 // ---- kernel ----------------------------------------------------------------------------
 #define GEMV_WARPS (GEMV_THREADS / 32)
 #define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_ROWS_PER_WARP)
@@ -149,9 +190,8 @@ __device__ __forceinline__ void allow_next_grid() {
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
-GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __restrict__ y,
-          int n, int k, long long ld, float* __restrict__ partials,
-          unsigned* __restrict__ tickets) {
+GEMV_NAME(const GemvSegments seg, const elem_t* __restrict__ x, int n, int k,
+          float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int CHUNK = 32 * VE;  // elements one warp-wide load covers
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -170,7 +210,7 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
   const elem_t* wrow[R];
 #pragma unroll
   for (int r = 0; r < R; ++r)
-    wrow[r] = W + static_cast<long long>(min(row0 + r, n - 1)) * ld + kb + lane * VE;
+    wrow[r] = row_weights(seg, min(row0 + r, n - 1)) + kb + lane * VE;
   const elem_t* xk = x + kb + lane * VE;
 
   float acc[R];
@@ -262,7 +302,7 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
   if (KW == 1 && splits == 1) {  // each warp writes its own rows
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      if (lane == r && row0 + r < n) y[row0 + r] = float_to_elem(acc[r]);
+      if (lane == r && row0 + r < n) *row_output(seg, row0 + r) = float_to_elem(acc[r]);
     return;
   }
 
@@ -281,7 +321,7 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
     for (int j = 0; j < KW; ++j) sum += warp_sums[(g * KW + j) * R + r];
   }
   if (splits == 1) {
-    if (tid < GEMV_BLOCK_ROWS && row < n) y[row] = float_to_elem(sum);
+    if (tid < GEMV_BLOCK_ROWS && row < n) *row_output(seg, row) = float_to_elem(sum);
     return;
   }
 
@@ -298,7 +338,7 @@ GEMV_NAME(const elem_t* __restrict__ W, const elem_t* __restrict__ x, elem_t* __
   if (tid < GEMV_BLOCK_ROWS && row < n) {
     float total = 0.f;
     for (int s = 0; s < splits; ++s) total += __ldcg(&partials[static_cast<long long>(s) * n + row]);
-    y[row] = float_to_elem(total);
+    *row_output(seg, row) = float_to_elem(total);
   }
   if (tid == 0) tickets[blockIdx.x] = 0;
 }
