@@ -1,1 +1,268 @@
+// The runtime on a GPU: plans launched against the float64 reference (odd shapes, ld > K,
+// ld that forces narrower loads), inside a CUDA graph, created once under 16 threads, reloaded
+// from a warm kernel store with zero compiles, and the cost of a repeated plan() lookup.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gemvtune/cache.hpp"
+#include "gemvtune/gemvtune.h"
+#include "gemvtune/generator.hpp"
+#include "gemvtune/runtime.hpp"
+#include "gpu_test_support.hpp"
+#include "jit/cuda_handles.hpp"
+#include "jit/kernel_cache.hpp"
+#include "runtime/kernel_store.hpp"
+#include "tuner/device_problem.hpp"
+
+namespace gemvtune {
+namespace {
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("gemvtune_runtime_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// A runtime over a cache file that does not exist (default configs) and its own kernel store.
+RuntimeOptions fresh_options(const TempDir& tmp) {
+  RuntimeOptions o;
+  o.cache_path = (tmp.path / "missing.sqlite").string();
+  o.kernel_store_dir = (tmp.path / "kernels").string();
+  return o;
+}
+
+Comparison run_and_compare(const Plan& plan, std::int64_t ld, std::uint64_t seed) {
+  DeviceProblem problem(plan.dtype(), plan.shape(), ld, seed, 0);
+  jit::Stream stream;
+  return verify_calls(
+      [&](int copy, CUstream s) {
+        const auto op = problem.operands(copy);
+        plan.launch(op.w, op.x, op.y, s, op.ld);
+      },
+      problem, stream);
+}
+
+TEST(RuntimeGpu, PlansMatchTheReference) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  EXPECT_FALSE(rt.has_cache());
+  struct Case {
+    Shape shape;
+    std::int64_t ld;
+  };
+  const Case cases[] = {{{1, 1}, 1},          {{7, 129}, 129},      {{1024, 4096}, 4096},
+                        {{4097, 4099}, 4099}, {{300, 1000}, 1024},  // a slice of a wider matrix
+                        {{513, 2048}, 2049}};  // odd ld: only element-wide loads are aligned
+  std::uint64_t seed = 1;
+  for (DType t : kAllDTypes)
+    for (const Case& c : cases) {
+      auto plan = rt.plan(c.shape, t);
+      EXPECT_EQ(plan->source(), ConfigSource::model_default);
+      ASSERT_FALSE(plan->prepared_vec_bytes().empty());
+      EXPECT_EQ(plan->prepared_vec_bytes().back(), static_cast<int>(dtype_size(t)));
+      const Comparison cmp = run_and_compare(*plan, c.ld, ++seed);
+      EXPECT_TRUE(cmp.ok) << to_string(t) << " " << to_string(c.shape) << " ld=" << c.ld << " "
+                          << to_string(plan->config()) << ": " << cmp.describe();
+    }
+}
+
+TEST(RuntimeGpu, BadOperandsThrowBeforeLaunching) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  auto plan = rt.plan({64, 256}, DType::bf16);
+  DeviceProblem problem(DType::bf16, {64, 256}, 256, 7, 0);
+  const auto op = problem.operands(0);
+  EXPECT_THROW(plan->launch(op.w, op.x, op.y, nullptr, 255), InvalidArgument);  // ld < K
+  EXPECT_THROW(plan->launch(0, op.x, op.y, nullptr), InvalidArgument);
+  EXPECT_THROW(plan->launch(op.w, op.x + 1, op.y, nullptr), InvalidArgument);  // not element aligned
+  EXPECT_THROW(rt.plan({0, 5}, DType::bf16), InvalidArgument);
+}
+
+TEST(RuntimeGpu, LaunchCapturedIntoAGraph) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  for (Shape s : {Shape{4096, 4096}, Shape{64, 14336}}) {  // the second likely splits K
+    auto plan = rt.plan(s, DType::bf16);
+    DeviceProblem problem(DType::bf16, s, s.k, 99, 0);
+    jit::Stream stream;
+    const auto op = problem.operands(0);
+    jit::CapturedGraph::begin_capture(stream.get());
+    plan->launch(op.w, op.x, op.y, stream.get());
+    plan->launch(op.w, op.x, op.y, stream.get());  // twice: split-K tickets must reset
+    jit::CapturedGraph graph = jit::CapturedGraph::end_capture(stream.get());
+    for (int replay = 0; replay < 3; ++replay) {
+      problem.poison_y();
+      graph.replay(stream.get());
+      stream.synchronize();
+      const Comparison cmp = compare_output(problem.read_y(), problem.reference());
+      EXPECT_TRUE(cmp.ok) << to_string(s) << " " << to_string(plan->config()) << " replay " << replay
+                          << ": " << cmp.describe();
+    }
+  }
+}
+
+// An exact cache entry with a config nothing else in this process uses, so the KernelCache
+// counter shows exactly the compiles of this one plan.
+TEST(RuntimeGpu, SixteenThreadsCreateOnePlanOnce) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  const Shape shape{2048, 3072};
+  const std::string config_text = "t256_r2_kw4_v8_u1_sk1_nc";
+  RuntimeOptions options = fresh_options(tmp);
+  options.cache_path = (tmp.path / "tuned.sqlite").string();
+  {
+    TuningCache cache(options.cache_path, CacheMode::read_write);
+    TuneRecord r;
+    r.key.gpu = jit::read_gpu_info(0).id;
+    r.key.shape = shape;
+    r.key.dtype = DType::f16;
+    r.key.template_version = template_version();
+    r.config = config_text;
+    r.time_us = 10;
+    r.strategy = "exhaustive";
+    cache.store(r);
+  }
+  Runtime rt(options);
+  ASSERT_TRUE(rt.has_cache());
+  const std::size_t compiles_before = jit::KernelCache::instance().compiles();
+  std::atomic<bool> go{false};
+  std::vector<std::shared_ptr<const Plan>> plans(16);
+  std::vector<std::string> errors(16);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      try {
+        plans[i] = rt.plan(shape, DType::f16);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  go = true;
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_EQ(errors[i], "") << "thread " << i;
+    EXPECT_EQ(plans[i], plans[0]) << "every thread gets the one plan";
+  }
+  EXPECT_EQ(plans[0]->source(), ConfigSource::exact);
+  EXPECT_EQ(to_string(plans[0]->config()), config_text);
+  EXPECT_EQ(plans[0]->prepared_vec_bytes(), (std::vector<int>{8, 4, 2}));
+  EXPECT_EQ(rt.stats().plans_created, 1u);
+  EXPECT_EQ(jit::KernelCache::instance().compiles() - compiles_before, 3u)
+      << "one NVRTC compile per prepared width, not per thread";
+  const Comparison cmp = run_and_compare(*plans[0], shape.k, 5);
+  EXPECT_TRUE(cmp.ok) << cmp.describe();
+}
+
+TEST(RuntimeGpu, WarmKernelStoreMeansZeroCompiles) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  const Shape shapes[] = {{1000, 3000}, {77, 5000}, {8192, 128}};
+  std::size_t kernels = 0;
+  {
+    Runtime first(fresh_options(tmp));
+    for (Shape s : shapes) first.plan(s, DType::f32);
+    EXPECT_EQ(first.stats().store_writes_failed, 0u);
+    kernels = first.stats().kernels_from_store + first.stats().kernels_from_nvrtc;
+  }
+  const std::size_t compiles_before = jit::KernelCache::instance().compiles();
+  Runtime second(fresh_options(tmp));
+  for (Shape s : shapes) {
+    auto plan = second.plan(s, DType::f32);
+    const Comparison cmp = run_and_compare(*plan, s.k, 11);
+    EXPECT_TRUE(cmp.ok) << to_string(s) << ": " << cmp.describe();
+  }
+  EXPECT_EQ(jit::KernelCache::instance().compiles(), compiles_before);
+  EXPECT_EQ(second.stats().kernels_from_nvrtc, 0u);
+  EXPECT_EQ(second.stats().kernels_from_store, kernels);
+}
+
+TEST(RuntimeGpu, TruncatedStoreFileIsRecompiled) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  const Shape s{640, 2560};
+  std::string path;
+  {
+    Runtime first(fresh_options(tmp));
+    auto plan = first.plan(s, DType::bf16);
+    runtime::KernelStore store(first.kernel_store_dir());
+    path = store.path_of(kernel_name(plan->config(), DType::bf16), first.gpu().arch);
+  }
+  ASSERT_TRUE(fs::exists(path));
+  fs::resize_file(path, fs::file_size(path) / 2);
+  Runtime second(fresh_options(tmp));
+  auto plan = second.plan(s, DType::bf16);
+  EXPECT_EQ(second.stats().store_files_rejected, 1u);
+  EXPECT_GE(second.stats().kernels_from_nvrtc, 1u);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(runtime::is_complete_elf(bytes)) << "the recompiled cubin replaced the bad file";
+  const Comparison cmp = run_and_compare(*plan, s.k, 3);
+  EXPECT_TRUE(cmp.ok) << cmp.describe();
+}
+
+TEST(RuntimeGpu, RepeatedPlanLookupIsCheap) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  for (Shape s : {Shape{4096, 4096}, Shape{4096, 14336}, Shape{14336, 4096}}) rt.plan(s, DType::bf16);
+  constexpr int kLookups = 100000;
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t sink = 0;
+  for (int i = 0; i < kLookups; ++i) sink += rt.plan({4096, 14336}, DType::bf16)->shape().n;
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+                    kLookups;
+  std::printf("repeated plan() lookup: %.1f ns\n", ns);
+  EXPECT_EQ(sink, std::size_t{4096} * kLookups);
+  EXPECT_LT(ns, 1000.0);
+}
+
+TEST(RuntimeGpu, CApiPlansAndLaunches) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  const std::string cache = (tmp.path / "c_api.sqlite").string();
+  gemvtune_runtime* rt = nullptr;
+  ASSERT_EQ(gemvtune_runtime_create(cache.c_str(), 0, &rt), GEMVTUNE_OK) << gemvtune_last_error();
+  gemvtune_plan* plan = nullptr;
+  ASSERT_EQ(gemvtune_plan_create(rt, 333, 1234, "fp16", &plan), GEMVTUNE_OK) << gemvtune_last_error();
+  EXPECT_STRNE(gemvtune_plan_config(plan), "");
+  gemvtune_plan* bad = nullptr;
+  EXPECT_EQ(gemvtune_plan_create(rt, 333, 1234, "fp8", &bad), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(bad, nullptr);
+  gemvtune_runtime_destroy(rt);  // the plan keeps what it needs
+  DeviceProblem problem(DType::f16, {333, 1234}, 1234, 21, 0);
+  jit::Stream stream;
+  problem.poison_y();
+  const auto op = problem.operands(0);
+  EXPECT_EQ(gemvtune_plan_launch(plan, op.w, op.x, op.y, 0, stream.get()), GEMVTUNE_OK) << gemvtune_last_error();
+  stream.synchronize();
+  const Comparison cmp = compare_output(problem.read_y(), problem.reference());
+  EXPECT_TRUE(cmp.ok) << cmp.describe();
+  EXPECT_EQ(gemvtune_plan_launch(plan, op.w, op.x, op.y, 1, stream.get()), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  gemvtune_plan_destroy(plan);
+  EXPECT_FALSE(fs::exists(cache)) << "read-only runtime never creates the cache file";
+  EXPECT_TRUE(fs::exists(cache + ".kernels")) << "default kernel store beside the cache path";
+}
+
+}  // namespace
+}  // namespace gemvtune
