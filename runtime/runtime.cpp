@@ -11,6 +11,7 @@
 #include "gemvtune/cache.hpp"
 #include "gemvtune/generator.hpp"
 #include "gemvtune/runtime.hpp"
+#include "jit/driver_api.hpp"
 #include "jit/kernel_cache.hpp"
 #include "runtime/kernel_store.hpp"
 #include "runtime/plan.hpp"
@@ -61,7 +62,17 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   if (!r.store_dir.empty()) r.store.emplace(r.store_dir);
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  // Unloading the runtime's modules needs a current context; the destroying thread may have
+  // none. Plans still held elsewhere keep their own modules and the context alive.
+  try {
+    CUcontext current = nullptr;
+    if (jit::driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr)
+      impl_->context->make_current();
+  } catch (...) {
+    // Destructors never throw.
+  }
+}
 
 const GpuInfo& Runtime::gpu() const { return impl_->context->info(); }
 const std::string& Runtime::cache_path() const { return impl_->cache_path; }
