@@ -32,6 +32,12 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 int cmd_info(const std::vector<std::string>& args);
 int cmd_emit(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
+int cmd_tune(const std::vector<std::string>& args);
+int cmd_query(const std::vector<std::string>& args);
+int cmd_list(const std::vector<std::string>& args);
+int cmd_export(const std::vector<std::string>& args);
+int cmd_import(const std::vector<std::string>& args);
+int cmd_peak(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 
 }  // namespace gemvtune::cli

@@ -12,6 +12,12 @@ const std::vector<Command>& commands() {
       {"info", "GPU name, SMs, compute capability, L2, driver and NVRTC versions", cmd_info},
       {"emit", "print the generated CUDA source of a config", cmd_emit},
       {"run", "check one config against a float64 reference and time it", cmd_run},
+      {"tune", "find the fastest correct config of shapes and store it in the cache", cmd_tune},
+      {"query", "which config a shape gets on this GPU, and where it comes from", cmd_query},
+      {"list", "list the tuned entries of the cache", cmd_list},
+      {"export", "write the cache as JSON", cmd_export},
+      {"import", "merge a JSON export into the cache", cmd_import},
+      {"peak", "measure and store the GPU's read bandwidth ceiling", cmd_peak},
       {"bench", "tuned kernels against cuBLAS and the untuned default, per shape", cmd_bench},
   };
   return table;

@@ -1,0 +1,244 @@
+// The gemvtune binary: argument errors exit 2 with a message naming the problem, --help exits
+// 0 and lists the options, list/export/import/query work on a temporary cache without a GPU,
+// and the GPU commands say in one line that there is none. With a GPU: tune then query.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+#include "gemvtune/generator.hpp"
+#include "gpu_test_support.hpp"
+
+using namespace gemvtune;
+using namespace gemvtune::cli_test;
+using cache_test::TempDir;
+using Json = nlohmann::json;
+
+namespace {
+const char* const kH200Key = "NVIDIA H200/132sm/cc9.0";
+
+struct Cli : ::testing::Test {
+  TempDir dir;
+  CliResult run(const std::vector<std::string>& args) { return run_cli(args, dir.path()); }
+  std::string db() const { return dir.file("cache.sqlite"); }
+
+  // A cache with two tuned shapes of the current templates and one of old templates.
+  void fill_cache() {
+    TuningCache cache(db(), CacheMode::read_write);
+    const GpuIdentity h200{"NVIDIA H200", 132, 9, 0};
+    cache.store(cache_test::make_record(cache_test::make_key(4096, 4096, h200, DType::bf16, 1, template_version()),
+                                        "t256_r2_kw2_v16_u2_sk1_cs_pdl", 8.33));
+    cache.store(cache_test::make_record(cache_test::make_key(1024, 4096, h200, DType::bf16, 1, template_version()),
+                                        "t64_r1_kw1_v16_u8_sk1_nc", 2.37));
+    cache.store(cache_test::make_record(cache_test::make_key(4096, 14336, h200, DType::bf16, 1, "0123456789abcdef"),
+                                        "t128_r2_kw1_v16_u4_sk1_cs", 26.5));
+    PeakRecord p;
+    p.gpu = h200;
+    p.gbps = 4470;
+    p.bytes = std::int64_t{4} << 30;
+    cache.store_peak(p);
+  }
+
+  // A usage error: exit 2 and the message on stderr.
+  void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
+    EXPECT_TRUE(contains(r.err, message)) << "expected '" << message << "' in: " << r.err;
+  }
+
+  bool has_gpu() const { return jit::driver_available(); }
+};
+}  // namespace
+
+TEST_F(Cli, NoCommandAndUnknownCommand) {
+  expect_usage_error({}, "usage: gemvtune <command>");
+  expect_usage_error({"frobnicate"}, "unknown command 'frobnicate'");
+}
+
+TEST_F(Cli, TopLevelHelpListsTheNewCommands) {
+  const CliResult r = run({"--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* c : {"tune", "query", "list", "export", "import", "peak"}) EXPECT_TRUE(contains(r.out, c)) << c;
+}
+
+TEST_F(Cli, EveryCommandHasHelp) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> options = {
+      {"tune", {"--shape", "--shapes", "--preset", "--list-presets", "--dtype", "--strategy", "--db", "--force",
+                "--devices", "--json"}},
+      {"query", {"--shape", "--dtype", "--db", "--device", "--gpu", "--json"}},
+      {"list", {"--db", "--json"}},
+      {"export", {"--db", "--out"}},
+      {"import", {"--db", "FILE"}},
+      {"peak", {"--db", "--device"}},
+  };
+  for (const auto& [command, expected] : options) {
+    const CliResult r = run({command, "--help"});
+    EXPECT_EQ(r.status, 0) << command;
+    EXPECT_TRUE(contains(r.out, "usage: gemvtune " + command)) << r.out;
+    for (const std::string& o : expected) EXPECT_TRUE(contains(r.out, o)) << command << " --help lacks " << o << ":\n" << r.out;
+  }
+}
+
+TEST_F(Cli, TuneArgumentErrors) {
+  expect_usage_error({"tune", "--shape", "4096y4096"}, "bad shape '4096y4096'");
+  expect_usage_error({"tune", "--shape", "0x4096"}, "bad shape '0x4096'");
+  expect_usage_error({"tune", "--shape", "64x64", "--dtype", "fp8"}, "unknown dtype 'fp8'");
+  expect_usage_error({"tune", "--shape", "64x64", "--dtype", "bf16,int4"}, "unknown dtype 'int4'");
+  expect_usage_error({"tune", "--shape", "64x64", "--strategy", "random"}, "unknown strategy 'random'");
+  expect_usage_error({"tune", "--shapes", dir.file("missing.txt")}, "cannot open shape file");
+  expect_usage_error({"tune", "--preset", "gpt-5"}, "unknown preset 'gpt-5'");
+  expect_usage_error({"tune", "--shape", "64x64", "--devices", "0,x"}, "bad --devices '0,x'");
+  expect_usage_error({"tune", "--shape", "64x64", "--devices", "1,1"}, "listed twice");
+  expect_usage_error({"tune", "--bogus"}, "unrecognised option '--bogus'");
+}
+
+TEST_F(Cli, TuneShapeFileErrorNamesTheLine) {
+  cache_test::write_bytes(dir.file("shapes.txt"), "# attention\n4096x4096\n\n4096x\n");
+  expect_usage_error({"tune", "--shapes", dir.file("shapes.txt")}, dir.file("shapes.txt") + ":4: bad shape '4096x'");
+}
+
+TEST_F(Cli, TuneListsPresets) {
+  const CliResult r = run({"tune", "--list-presets"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.out, "llama-3.1-8b (default)"));
+  EXPECT_TRUE(contains(r.out, "128256x4096  lm_head"));
+  EXPECT_TRUE(contains(r.out, "llama-3.1-70b"));
+  EXPECT_TRUE(contains(r.out, "qwen2.5-7b"));
+}
+
+TEST_F(Cli, TuneWithoutGpuFailsInOneLine) {
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"tune", "--shape", "512x1024", "--db", db()}, {"tune", "--db", db()},
+        {"tune", "--devices", "all", "--db", db()}, {"peak", "--db", db()}, {"query", "--shape", "64x64"}}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 1) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "no CUDA driver") || contains(r.err, "no usable GPU")) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, got:\n" << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db())) << "a failed tune must not create the cache";
+}
+
+TEST_F(Cli, ListOnAMissingCacheSaysNothingIsTuned) {
+  const CliResult r = run({"list", "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "nothing tuned in " + db()));
+  const CliResult j = run({"list", "--db", db(), "--json"});
+  EXPECT_EQ(j.status, 0);
+  EXPECT_TRUE(Json::parse(j.out)["tuned"].empty());
+}
+
+TEST_F(Cli, ListShowsEntriesAndMarksOldTemplates) {
+  fill_cache();
+  const CliResult r = run({"list", "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "3 tuned entries"));
+  EXPECT_TRUE(contains(r.out, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  EXPECT_TRUE(contains(r.out, "8.33"));
+  EXPECT_TRUE(contains(r.out, "0123456789abcdef (old)"));
+  EXPECT_TRUE(contains(r.out, "read ceiling of NVIDIA H200/132sm/cc9.0: 4470 GB/s"));
+
+  const Json j = Json::parse(run({"list", "--db", db(), "--json"}).out);
+  ASSERT_EQ(j["tuned"].size(), 3u);
+  EXPECT_EQ(j["tuned"][0]["gpu"]["name"], "NVIDIA H200");
+  EXPECT_FALSE(j["tuned"][0].contains("candidates"));
+  EXPECT_EQ(j["peaks"].size(), 1u);
+}
+
+TEST_F(Cli, ExportImportRoundTrip) {
+  fill_cache();
+  const CliResult exported = run({"export", "--db", db()});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  const Json doc = Json::parse(exported.out);
+  EXPECT_EQ(doc["tuned"].size(), 3u);
+  EXPECT_EQ(doc["tuned"][0]["candidates"].size(), 6u);
+
+  ASSERT_EQ(run({"export", "--db", db(), "--out", dir.file("all.json")}).status, 0);
+  EXPECT_EQ(Json::parse(cache_test::read_bytes(dir.file("all.json"))), doc);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("all.json.partial")));
+
+  const std::string other = dir.file("other.sqlite");
+  CliResult r = run({"import", dir.file("all.json"), "--db", other});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "3 added, 0 replaced, 0 kept")) << r.out;
+  r = run({"import", dir.file("all.json"), "--db", other});
+  EXPECT_TRUE(contains(r.out, "0 added, 0 replaced, 3 kept")) << r.out;
+  EXPECT_EQ(Json::parse(run({"export", "--db", other}).out), doc);
+
+  // stdin as the file.
+  r = run_cli({"import", "-", "--db", dir.file("third.sqlite")}, dir.path(), {}, dir.file("all.json"));
+  EXPECT_TRUE(contains(r.out, "3 added")) << r.out << r.err;
+}
+
+TEST_F(Cli, ImportAndExportErrors) {
+  expect_usage_error({"import", "--db", db()}, "file");
+  expect_usage_error({"import", dir.file("nope.json"), "--db", db()}, "cannot open '" + dir.file("nope.json") + "'");
+  cache_test::write_bytes(dir.file("bad.json"), "{\"format\": \"gemvtune-cache\", ");
+  const CliResult r = run({"import", dir.file("bad.json"), "--db", db()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(contains(r.err, "malformed JSON")) << r.err;
+  const CliResult missing = run({"export", "--db", dir.file("none.sqlite")});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_TRUE(contains(missing.err, dir.file("none.sqlite"))) << missing.err;
+}
+
+TEST_F(Cli, QueryExactNearestAndDefaultWithoutAGpu) {
+  fill_cache();
+  CliResult r = run({"query", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "config  t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  EXPECT_TRUE(contains(r.out, "source  exact"));
+  EXPECT_TRUE(contains(r.out, "8.33 us"));
+
+  r = run({"query", "--shape", "4096x5000", "--gpu", kH200Key, "--db", db()});
+  EXPECT_TRUE(contains(r.out, "source  nearest 4096x4096")) << r.out;
+
+  // Only an old-template entry for this shape, and another GPU: the model's default.
+  r = run({"query", "--shape", "4096x14336", "--gpu", "NVIDIA H100 80GB HBM3/132sm/cc9.0", "--db", db()});
+  EXPECT_TRUE(contains(r.out, "source  default (analytic model)")) << r.out;
+
+  const Json j = Json::parse(run({"query", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db(), "--json"}).out);
+  EXPECT_EQ(j["source"], "exact");
+  EXPECT_EQ(j["config"], "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+  EXPECT_EQ(j["record"]["time_us"], 8.33);
+  EXPECT_EQ(j["template_version"], template_version());
+
+  // No cache file at all: the default, and it says so.
+  r = run({"query", "--shape", "4096x4096", "--gpu", kH200Key, "--db", dir.file("none.sqlite")});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(contains(r.out, "default (analytic model) (no cache at")) << r.out;
+}
+
+TEST_F(Cli, QueryArgumentErrors) {
+  expect_usage_error({"query"}, "--shape");
+  expect_usage_error({"query", "--shape", "4096", "--gpu", kH200Key}, "bad shape '4096'");
+  expect_usage_error({"query", "--shape", "64x64", "--dtype", "int8", "--gpu", kH200Key}, "unknown dtype 'int8'");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", "H200"}, "bad --gpu 'H200'");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", "H200/132/cc9.0"}, "bad --gpu");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", kH200Key, "--device", "1"}, "not both");
+}
+
+// With a GPU: tune a small shape end to end into a temporary cache, then query it back.
+TEST_F(Cli, TuneThenQueryOnAGpu) {
+  GEMVTUNE_REQUIRE_GPU();
+  CliResult r = run({"tune", "--shape", "512x1024", "--db", db(), "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json tuned = Json::parse(r.out);
+  ASSERT_EQ(tuned["shapes"].size(), 1u);
+  const Json& shape = tuned["shapes"][0];
+  EXPECT_EQ(shape["status"], "tuned");
+  EXPECT_EQ(shape["strategy"], "model");
+  EXPECT_LE(shape["measured"].get<double>(), 0.15 * shape["space"].get<double>());
+  const std::string winner = shape["config"];
+
+  r = run({"query", "--shape", "512x1024", "--db", db(), "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json q = Json::parse(r.out);
+  EXPECT_EQ(q["source"], "exact");
+  EXPECT_EQ(q["config"], winner);
+
+  r = run({"tune", "--shape", "512x1024", "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "512x1024 bf16: already tuned (" + winner)) << r.out;
+  EXPECT_TRUE(contains(r.out, "nothing to do: all 1 shapes already tuned in " + db())) << r.out;
+}
