@@ -112,15 +112,16 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
 
 std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
                                           std::int64_t ld, std::uintptr_t x) {
+  // Checked on every launch: build no string unless something is wrong.
   const auto vb = static_cast<std::uintptr_t>(c.vec_bytes);
-  const auto esize = dtype_size(t);
-  std::string v = std::to_string(c.vec_bytes) + "-byte loads need ";
+  const auto row_bytes = static_cast<std::uintptr_t>(ld) * dtype_size(t);
+  if (w % vb == 0 && row_bytes % vb == 0 && x % vb == 0) return std::nullopt;
+  const std::string v = std::to_string(c.vec_bytes) + "-byte loads need ";
   if (w % vb) return v + "W aligned to " + std::to_string(vb) + " bytes";
-  if ((static_cast<std::uintptr_t>(ld) * esize) % vb)
+  if (row_bytes % vb)
     return v + "a row stride (ld=" + std::to_string(ld) + " elements) that is a multiple of " +
            std::to_string(vb) + " bytes";
-  if (x % vb) return v + "x aligned to " + std::to_string(vb) + " bytes";
-  return std::nullopt;
+  return v + "x aligned to " + std::to_string(vb) + " bytes";
 }
 
 int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, std::int64_t ld,

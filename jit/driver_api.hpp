@@ -19,6 +19,7 @@ namespace gemvtune::jit {
   X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)               \
   X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx)         \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8)   \
+  X(cuMemsetD8Async) X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync)                            \
   X(cuMemsetD32) X(cuMemGetInfo) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                  \
   X(cuEventElapsedTime) X(cuStreamBeginCapture) X(cuStreamEndCapture)                        \

@@ -2,6 +2,8 @@
 // the plan's own workspace; nothing here allocates device memory, compiles or synchronizes.
 #include "runtime/plan.hpp"
 
+#include <algorithm>
+
 #include "jit/driver_api.hpp"
 
 namespace gemvtune {
@@ -65,6 +67,36 @@ void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, 
   GEMVTUNE_CU(cuCtxGetCurrent, &current);
   if (!current) p.context->make_current();
   jit::launch_gemv(*kernel, c, op, p.workspace, stream);
+}
+
+void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, CUstream stream) const {
+  const Impl& p = *impl_;
+  if (!segments || count < 1 || count > kMaxFusedSegments)
+    throw InvalidArgument("launch_fused takes 1 to " + std::to_string(kMaxFusedSegments) + " segments");
+  jit::FusedOperands op;
+  op.count = count;
+  op.x = x;
+  op.k = p.shape.k;
+  int width = p.config.vec_bytes;
+  for (int i = 0; i < count; ++i) {
+    const FusedSegment& g = segments[i];
+    op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld};
+    if (op.segments[i].ld >= p.shape.k)
+      width = std::min(width, widest_aligned_vec_bytes(p.config, p.dtype, g.w, op.segments[i].ld, x));
+  }
+  if (op.stacked_shape() != p.shape)
+    throw InvalidArgument("fused segments stack to " + to_string(op.stacked_shape()) + ", but the plan is for " +
+                          to_string(p.shape));
+  const jit::LoadedGemv* kernel = nullptr;
+  for (const auto& v : p.variants)
+    if (v->config().vec_bytes == width) kernel = v.get();
+  if (!kernel) throw InvalidArgument("no prepared kernel of " + std::to_string(width) + "-byte loads");
+  KernelConfig c = kernel->config();
+  c.split_k = p.config.split_k;
+  CUcontext current = nullptr;
+  GEMVTUNE_CU(cuCtxGetCurrent, &current);
+  if (!current) p.context->make_current();
+  jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first
 }
 
 }  // namespace gemvtune

@@ -146,6 +146,10 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) 
     impl->config.split_k = 1;  // one pass is valid wherever the split one was
     impl->source_text += ", split-K disabled";
   }
+  if (!options.allow_pdl && impl->config.pdl) {
+    impl->config.pdl = false;
+    impl->source_text += ", PDL disabled";
+  }
   check_config(impl->config, t, s);
   // Every narrower width down to the element size, compiled now: launch() must never compile
   // when a caller's pointers or ld do not allow the widest loads.

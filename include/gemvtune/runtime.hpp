@@ -35,7 +35,20 @@ struct RuntimeOptions {
   // with a single pass, which makes every plan safe on any number of concurrent streams
   // (slower for few rows and long K).
   bool allow_split_k = true;
+  // Programmatic dependent launch as tuned (Hopper): a plan whose config has it lets its
+  // kernel start while the previous kernel in the stream drains, loading weights before it
+  // waits for that kernel's output. false launches every plan without it.
+  bool allow_pdl = true;
 };
+
+// One GEMV of a fused launch (see Plan::launch_fused): its weights (rows x K, row stride ld
+// elements, 0 meaning K) and output.
+struct FusedSegment {
+  CUdeviceptr w = 0, y = 0;
+  std::int64_t rows = 0;
+  std::int64_t ld = 0;
+};
+inline constexpr int kMaxFusedSegments = 4;
 
 // Counters of one Runtime (monotonic).
 struct RuntimeStats {
@@ -80,6 +93,12 @@ class Plan {
   // CudaError when the driver refuses the launch.
   void launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream,
               std::int64_t ld = 0) const;
+
+  // Fused projections: one launch computes `count` (1..kMaxFusedSegments) GEMVs that share x,
+  // each with its own weights and output (Q, K and V; gate and up). Their rows must add up to
+  // this plan's N: plan the stacked shape (e.g. 6144x4096 for Llama-3.1-8B's q, k and v), so
+  // the fused launch is tuned and cached as one entry. Same guarantees as launch().
+  void launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, CUstream stream) const;
 
   struct Impl;  // runtime/plan.hpp
 

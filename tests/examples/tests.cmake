@@ -1,0 +1,5 @@
+# The examples run as tests: short versions here (the full runs are in bench/results/h200.md).
+# They exit 77 where there is no GPU, which CTest reports as skipped.
+add_test(NAME example_decode_chain COMMAND decode_chain --layers 2 --replays 3)
+add_test(NAME example_server_sim COMMAND server_sim --threads 4 --seconds 5)
+set_tests_properties(example_decode_chain example_server_sim PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
