@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (device tool) from the repository root, with the build folder
 # built on the development machine carried along (see README, "Running on a GPU machine").
-# Usage: scripts/gpu_session.sh STEP...   Steps: info tests sanitizer runs sweep
-# Logs go to $OUT (or ./gpu-out) so they come back with the call.
+# Usage: scripts/gpu_session.sh STEP...
+#   info       nvidia-smi and gemvtune info
+#   tests      every test binary (GPU tests included), logs in $OUT
+#   sanitizer  the GEMV correctness suite under compute-sanitizer memcheck (every STRIDE-th config)
+#   tune       gemvtune tune --preset llama-3.1-8b into a fresh cache, twice (the second does
+#              nothing), then query and list
+#   bench      gemvtune bench --preset llama-3.1-8b for bf16, fp16 and fp32 (JSON in $OUT)
+#   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-export GEMVTUNE_CACHE=${GEMVTUNE_CACHE:-$OUT/cache.sqlite}
+DB=${DB:-$OUT/cache.sqlite}
+G="$B/cli/gemvtune"
 for step in "$@"; do
+  echo "===== $step ($(date +%T))"
   case $step in
     info)
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv
-      "$B/cli/gemvtune" info ;;
+      "$G" info ;;
     tests)
       for t in "$B"/tests/test_*; do
         [ -x "$t" ] || continue
-        echo "== $t"; "$t" --gtest_brief=1 2>&1 | tee "$OUT/$(basename "$t").log" | tail -15
+        echo "== $t"; "$t" --gtest_brief=1 2>&1 | tee "$OUT/$(basename "$t").log" | grep -E "gemvtune\]|PASSED|FAILED|SKIPPED|Failure|ns per" | head -30
       done ;;
     sanitizer)
       GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-7} compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$B/tests/test_gemv_gpu" --gtest_brief=1 2>&1 | tee "$OUT/sanitizer.log" | tail -15
+        "$B/tests/test_gemv_gpu" --gtest_brief=1 2>&1 | tee "$OUT/sanitizer.log" | tail -8
       echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
-    runs)
-      for s in 1024x4096 4096x4096 6144x4096 14336x4096 28672x4096 4096x14336 128256x4096; do
-        "$B/cli/gemvtune" run --shape $s --dtype bf16 2>&1 | tail -4
+    tune)
+      rm -f "$DB"*
+      /usr/bin/time -f "tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tail -14
+      /usr/bin/time -f "second tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tail -3
+      "$G" query --shape 4096x4096 --db "$DB"
+      "$G" list --db "$DB" ;;
+    bench)
+      for dt in bf16 fp16 fp32; do
+        "$G" bench --preset llama-3.1-8b --dtype $dt --db "$DB" --json > "$OUT/bench_$dt.json" 2> "$OUT/bench_$dt.txt"
+        echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_$dt.txt" | tail -40
       done ;;
+    examples)
+      "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
+      "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
