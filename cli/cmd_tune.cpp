@@ -239,6 +239,7 @@ int cmd_tune(const std::vector<std::string>& args) {
   const auto started = std::chrono::steady_clock::now();
   const std::vector<JobOutcome> outcomes = tune_on_devices(jobs, devices, path, options, vm.count("force") > 0, callbacks);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  progress.finish();
 
   std::size_t tuned = 0, skipped = 0, failed = 0;
   for (const auto& o : outcomes)

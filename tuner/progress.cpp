@@ -10,15 +10,14 @@ namespace {
 // Terminals redraw at most this often; logs get a line at most this often per shape.
 constexpr auto kTtyInterval = std::chrono::milliseconds(100);
 constexpr auto kLogInterval = std::chrono::seconds(5);
+// The first candidates carry the compile and setup cost: no estimate before this many.
+constexpr std::size_t kMeasuredBeforeEstimate = 20;
 }  // namespace
 
 ProgressPrinter::ProgressPrinter(std::ostream& out, bool tty, int width)
     : out_(out), tty_(tty), width_(width > 1 ? static_cast<std::size_t>(width) : 0) {}
 
-ProgressPrinter::~ProgressPrinter() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (tty_ && !shown_.empty()) out_ << "\r\033[K" << std::flush;
-}
+ProgressPrinter::~ProgressPrinter() { finish(); }
 
 std::string ProgressPrinter::format_seconds(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
@@ -40,7 +39,7 @@ std::string ProgressPrinter::status_line(const TuneProgress& p) const {
   std::size_t done = done_;
   for (const auto& [device, r] : running_) done += r.measured;
   std::string left = "estimating time left";
-  if (done > 0 && planned_ > done)
+  if (done >= kMeasuredBeforeEstimate && planned_ > done)
     left = "~" + format_seconds(elapsed * static_cast<double>(planned_ - done) / static_cast<double>(done)) + " left";
   char best[160] = "none passed yet";
   if (!p.best_config.empty()) std::snprintf(best, sizeof best, "%s %.2f us", p.best_config.c_str(), p.best_us);
@@ -74,7 +73,17 @@ void ProgressPrinter::message(const std::string& line, std::ostream* to) {
   std::ostream& dest = to ? *to : out_;
   if (tty_ && !shown_.empty()) out_ << "\r\033[K" << std::flush;
   dest << line << "\n" << std::flush;
-  if (tty_ && !shown_.empty()) out_ << shown_ << std::flush;
+  // Redraw only while a job runs: a finished job's line would stay stale on screen.
+  if (tty_ && !shown_.empty()) {
+    if (running_.empty()) shown_.clear();
+    else out_ << shown_ << std::flush;
+  }
+}
+
+void ProgressPrinter::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (tty_ && !shown_.empty()) out_ << "\r\033[K" << std::flush;
+  shown_.clear();
 }
 
 void ProgressPrinter::draw(const std::string& line, bool force) {

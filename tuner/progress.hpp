@@ -24,6 +24,8 @@ class ProgressPrinter {
   // Prints a whole line to `to` (default: the progress stream), clearing the progress line
   // first on a terminal and drawing it again after.
   void message(const std::string& line, std::ostream* to = nullptr);
+  // Clears the progress line for good (before a final table, say).
+  void finish();
 
   // "1 min 05 s", "42 s": durations the way the progress line shows them.
   static std::string format_seconds(double seconds);

@@ -1,11 +1,12 @@
 // CompilePool without a GPU (NVRTC only): kernels come back compiled, one compile per kernel
 // however often it is asked for, failures reach the caller, and a pool with work still queued
-// shuts down without hanging.
+// shuts down without hanging. Also the read-ceiling kernels compile.
 #include <gtest/gtest.h>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 #include "tuner/compile_pool.hpp"
+#include "tuner/peak.hpp"
 
 using namespace gemvtune;
 
@@ -59,4 +60,13 @@ TEST(CompilePool, ShutsDownWithWorkQueued) {
     }
   }
   EXPECT_GT(cancelled, 0);
+}
+
+// The read-ceiling kernels are compiled at run time too: check they build and keep every entry
+// point, without spilling.
+TEST(PeakKernels, CompileForHopper) {
+  const jit::CompiledKernel k = jit::compile_kernel(peak_kernel_source(), "gemvtune_peak", "sm_90");
+  EXPECT_FALSE(k.cubin.empty());
+  EXPECT_EQ(k.spill_store_bytes, 0) << k.log;
+  for (const PeakKernel& p : peak_kernels()) EXPECT_NE(k.log.find(p.name), std::string::npos) << p.name << "\n" << k.log;
 }
