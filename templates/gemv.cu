@@ -125,9 +125,42 @@ __device__ __forceinline__ vec_t load_weights(const elem_t* p) {
 #endif
 }
 
+// x may be the previous kernel's output. Without PDL that kernel has finished before this one
+// starts, so the read-only path is safe. With PDL the two overlap: ld.global.nc (and __ldg,
+// which the compiler may hoist above griddepcontrol.wait) would break the read-only contract,
+// so x is read through L2 with volatile asm that stays after the wait.
+#if GEMV_PDL
+__device__ __forceinline__ vec_t load_x(const elem_t* p) {
+  vec_t v;
+#if GEMV_VEC_BYTES == 16
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+#elif GEMV_VEC_BYTES == 8
+  asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p) : "memory");
+#elif GEMV_VEC_BYTES == 4
+  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+#endif
+  return v;
+}
+__device__ __forceinline__ elem_t load_x_element(const elem_t* p) {
+#if GEMV_DTYPE == 0
+  unsigned u;
+  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(u) : "l"(p) : "memory");
+  return __uint_as_float(u);
+#else
+  unsigned short h;
+  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h) : "l"(p) : "memory");
+  return h;
+#endif
+}
+#else
 __device__ __forceinline__ vec_t load_x(const elem_t* p) {
   return __ldg(reinterpret_cast<const vec_t*>(p));
 }
+__device__ __forceinline__ elem_t load_x_element(const elem_t* p) { return __ldg(p); }
+#endif
 
 __device__ __forceinline__ void wait_for_previous_grid() {
 #if GEMV_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -190,7 +223,7 @@ __device__ __forceinline__ elem_t* row_output(const GemvSegments& seg, int row) 
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
-GEMV_NAME(const GemvSegments seg, const elem_t* __restrict__ x, int n, int k,
+GEMV_NAME(const GemvSegments seg, const elem_t* x, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int CHUNK = 32 * VE;  // elements one warp-wide load covers
@@ -284,7 +317,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* __restrict__ x, int n, int k,
         }
       }
       for (int e = vec_end + lane; e < ke; e += 32) {
-        const float xe = elem_to_float(x[e]);
+        const float xe = elem_to_float(load_x_element(x + e));
 #pragma unroll
         for (int r = 0; r < R; ++r) acc[r] = fmaf(elem_to_float(wrow[r][e - kb - lane * VE]), xe, acc[r]);
       }

@@ -38,11 +38,14 @@ void compile_all(DType t) {
       std::string problem;
       try {
         auto k = jit::compile_kernel(generate_source(c, t), kernel_name(c, t), "sm_90");
-        // Seen on the GPU machine: a kernel compiled before by another process came back with an
-        // empty log (a compile cache keyed on the source?). A unique comment forces a fresh
-        // compile, so ptxas' report is read for every kernel.
-        if (k.registers <= 0)
+        // Seen on the 16-core GPU machine: some compiles running in parallel came back with no
+        // ptxas report in their log. Those are compiled again one at a time with a unique
+        // comment (no compile cache can answer), so every kernel's report is read.
+        if (k.registers <= 0) {
+          static std::mutex serial;
+          std::lock_guard<std::mutex> one_at_a_time(serial);
           k = jit::compile_kernel(generate_source(c, t) + "\n// fresh " + std::to_string(i) + "\n", kernel_name(c, t), "sm_90");
+        }
         if (k.cubin.empty()) problem = "empty cubin";
         else if (k.registers <= 0) problem = "no ptxas register report in log: " + k.log;
         else if (k.spill_store_bytes || k.spill_load_bytes || k.stack_frame_bytes)
