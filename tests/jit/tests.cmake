@@ -1,4 +1,5 @@
 gemvtune_add_test(test_gemv_gpu
   ${CMAKE_SOURCE_DIR}/tests/jit/gemv_correctness_gpu_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/jit/gemv_operands_gpu_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/jit/gemv_fused_gpu_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/jit/gemv_fused_gpu_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/jit/gemv_chain_gpu_test.cpp)
