@@ -110,6 +110,10 @@ class Plan {
 
 // One device's runtime: holds its primary context (retained), the tuning cache and the
 // plans. Thread-safe. Plans stay valid after the Runtime is destroyed (they keep the context).
+// The runtime and its plans retain the device's primary context (the one the CUDA runtime API
+// uses too) while any of them lives. Streams and buffers a caller makes in that context need
+// the caller's own hold on it (the CUDA runtime API keeps one; a driver-API caller retains it),
+// or destroying the last plan destroys the context underneath them.
 class Runtime {
  public:
   // Throws NoGpu (no driver/GPU), CudaError, CacheError (cache file present but unusable),

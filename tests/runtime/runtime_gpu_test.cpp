@@ -239,6 +239,10 @@ TEST(RuntimeGpu, RepeatedPlanLookupIsCheap) {
 
 TEST(RuntimeGpu, CApiPlansAndLaunches) {
   GEMVTUNE_REQUIRE_GPU();
+  // The test's own buffers and stream live in the primary context. Destroying the last plan
+  // releases the runtime's hold on it; without a hold of our own the context would be
+  // destroyed under the stream and buffers, whose destructors then touch freed driver state.
+  jit::Context hold(0);
   TempDir tmp;
   const std::string cache = (tmp.path / "c_api.sqlite").string();
   gemvtune_runtime* rt = nullptr;
