@@ -33,6 +33,23 @@ std::vector<int> Plan::prepared_vec_bytes() const {
   return out;
 }
 
+namespace {
+// The prepared kernel of exactly `width`-byte loads, or nullptr.
+const jit::LoadedGemv* prepared_kernel(const Plan::Impl& p, int width) {
+  for (const auto& v : p.variants)
+    if (v->config().vec_bytes == width) return v.get();
+  return nullptr;
+}
+
+// Launching needs a current context; only set ours when the thread has none, so a caller's
+// own context choice is never changed behind its back.
+void ensure_current_context(const Plan::Impl& p) {
+  CUcontext current = nullptr;
+  GEMVTUNE_CU(cuCtxGetCurrent, &current);
+  if (!current) p.context->make_current();
+}
+}  // namespace
+
 void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, std::int64_t ld) const {
   const Impl& p = *impl_;
   if (ld == 0) ld = p.shape.k;
@@ -48,12 +65,7 @@ void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, 
   // widest_aligned_vec_bytes never goes below the element size; a pointer not even aligned to
   // the element is reported by check_operands in launch_gemv below.
   const int width = widest_aligned_vec_bytes(p.config, p.dtype, w, ld, x);
-  const jit::LoadedGemv* kernel = nullptr;
-  for (const auto& v : p.variants)
-    if (v->config().vec_bytes == width) {
-      kernel = v.get();
-      break;
-    }
+  const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel)
     throw InvalidArgument("plan " + to_string(p.config) + " for " + std::string(to_string(p.dtype)) + " " +
                           to_string(p.shape) + ": the pointers and ld=" + std::to_string(ld) +
@@ -61,11 +73,7 @@ void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, 
                           "-byte loads, and no kernel of that width was prepared");
   KernelConfig c = kernel->config();
   c.split_k = p.config.split_k;
-  // Launching needs a current context; only set ours when the thread has none, so a caller's
-  // own context choice is never changed behind its back.
-  CUcontext current = nullptr;
-  GEMVTUNE_CU(cuCtxGetCurrent, &current);
-  if (!current) p.context->make_current();
+  ensure_current_context(p);
   jit::launch_gemv(*kernel, c, op, p.workspace, stream);
 }
 
@@ -87,15 +95,11 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   if (op.stacked_shape() != p.shape)
     throw InvalidArgument("fused segments stack to " + to_string(op.stacked_shape()) + ", but the plan is for " +
                           to_string(p.shape));
-  const jit::LoadedGemv* kernel = nullptr;
-  for (const auto& v : p.variants)
-    if (v->config().vec_bytes == width) kernel = v.get();
+  const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel) throw InvalidArgument("no prepared kernel of " + std::to_string(width) + "-byte loads");
   KernelConfig c = kernel->config();
   c.split_k = p.config.split_k;
-  CUcontext current = nullptr;
-  GEMVTUNE_CU(cuCtxGetCurrent, &current);
-  if (!current) p.context->make_current();
+  ensure_current_context(p);
   jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first
 }
 

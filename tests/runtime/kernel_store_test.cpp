@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "cache/cache_test_util.hpp"
 #include "gemvtune/generator.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "runtime/kernel_store.hpp"
@@ -15,20 +16,7 @@ namespace gemvtune {
 namespace {
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp dir, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("gemvtune_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using cache_test::TempDir;
 
 // Compiled once for the whole file: NVRTC needs no GPU, only the library.
 const jit::CompiledKernel& sample_cubin() {
@@ -54,10 +42,10 @@ TEST(KernelStore, SavesAtomicallyAndReadsBack) {
   TempDir tmp;
   const auto& k = sample_cubin();
   ASSERT_TRUE(runtime::is_complete_elf(k.cubin)) << "NVRTC's cubin must pass the ELF check";
-  runtime::KernelStore store((tmp.path / "nested" / "kernels").string());  // created on save
+  runtime::KernelStore store((fs::path(tmp.path()) / "nested" / "kernels").string());  // created on save
   EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
   ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
-  EXPECT_EQ(files_in(tmp.path / "nested" / "kernels"), 1u) << "no temporary file left behind";
+  EXPECT_EQ(files_in(fs::path(tmp.path()) / "nested" / "kernels"), 1u) << "no temporary file left behind";
   EXPECT_TRUE(fs::exists(store.path_of(k.name, "sm_90")));
   auto back = store.load(k.name, "sm_90");
   ASSERT_TRUE(back.has_value());
@@ -65,14 +53,14 @@ TEST(KernelStore, SavesAtomicallyAndReadsBack) {
   EXPECT_FALSE(store.load(k.name, "sm_100").has_value()) << "another arch is another file";
   // A second save replaces the file in place (rename over it).
   ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
-  EXPECT_EQ(files_in(tmp.path / "nested" / "kernels"), 1u);
+  EXPECT_EQ(files_in(fs::path(tmp.path()) / "nested" / "kernels"), 1u);
   EXPECT_EQ(store.files_rejected(), 0u);
 }
 
 TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
   TempDir tmp;
   const auto& k = sample_cubin();
-  runtime::KernelStore store(tmp.path.string());
+  runtime::KernelStore store(tmp.path());
   const std::string path = store.path_of(k.name, "sm_90");
   for (std::size_t keep : {std::size_t{0}, std::size_t{10}, std::size_t{64}, k.cubin.size() / 2,
                            k.cubin.size() - 1}) {
@@ -88,7 +76,7 @@ TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
 
 TEST(KernelStore, UnwritableDirectoryIsNotAnError) {
   TempDir tmp;
-  const fs::path file = tmp.path / "a_file";
+  const fs::path file = fs::path(tmp.path()) / "a_file";
   std::ofstream(file) << "x";
   runtime::KernelStore store((file / "kernels").string());  // a directory under a regular file
   EXPECT_FALSE(store.save("k", "sm_90", sample_cubin().cubin));

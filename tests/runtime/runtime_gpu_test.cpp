@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_test_util.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/gemvtune.h"
 #include "gemvtune/generator.hpp"
@@ -26,25 +27,13 @@ namespace gemvtune {
 namespace {
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("gemvtune_runtime_test_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using cache_test::TempDir;
 
 // A runtime over a cache file that does not exist (default configs) and its own kernel store.
 RuntimeOptions fresh_options(const TempDir& tmp) {
   RuntimeOptions o;
-  o.cache_path = (tmp.path / "missing.sqlite").string();
-  o.kernel_store_dir = (tmp.path / "kernels").string();
+  o.cache_path = (fs::path(tmp.path()) / "missing.sqlite").string();
+  o.kernel_store_dir = (fs::path(tmp.path()) / "kernels").string();
   return o;
 }
 
@@ -129,7 +118,7 @@ TEST(RuntimeGpu, SixteenThreadsCreateOnePlanOnce) {
   const Shape shape{2048, 3072};
   const std::string config_text = "t256_r2_kw4_v8_u1_sk1_nc";
   RuntimeOptions options = fresh_options(tmp);
-  options.cache_path = (tmp.path / "tuned.sqlite").string();
+  options.cache_path = (fs::path(tmp.path()) / "tuned.sqlite").string();
   {
     TuningCache cache(options.cache_path, CacheMode::read_write);
     TuneRecord r;
@@ -244,7 +233,7 @@ TEST(RuntimeGpu, CApiPlansAndLaunches) {
   // destroyed under the stream and buffers, whose destructors then touch freed driver state.
   jit::Context hold(0);
   TempDir tmp;
-  const std::string cache = (tmp.path / "c_api.sqlite").string();
+  const std::string cache = (fs::path(tmp.path()) / "c_api.sqlite").string();
   gemvtune_runtime* rt = nullptr;
   ASSERT_EQ(gemvtune_runtime_create(cache.c_str(), 0, &rt), GEMVTUNE_OK) << gemvtune_last_error();
   gemvtune_plan* plan = nullptr;
