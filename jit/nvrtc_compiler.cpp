@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "gemvtune/error.hpp"
+#include "jit/cubin_info.hpp"
 
 namespace gemvtune::jit {
 
@@ -83,6 +84,11 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
   out.spill_store_bytes = std::max(0, report_number(out.log, stores));
   out.spill_load_bytes = std::max(0, report_number(out.log, loads));
   out.stack_frame_bytes = std::max(0, report_number(out.log, stack));
+  // The cubin itself says the same; use it where the log lacks ptxas' report.
+  if (auto res = read_cubin_resources(out.cubin)) {
+    if (out.registers <= 0) out.registers = res->registers;
+    out.stack_frame_bytes = std::max(out.stack_frame_bytes, res->stack_frame_bytes);
+  }
   return out;
 }
 

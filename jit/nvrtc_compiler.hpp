@@ -10,10 +10,10 @@ struct CompiledKernel {
   std::string arch;          // "sm_90"
   std::vector<char> cubin;
   std::string log;           // NVRTC log, including ptxas' -v report
-  int registers = -1;        // per thread, from ptxas' report (-1 when absent)
-  int spill_store_bytes = 0;
+  int registers = -1;        // per thread (ptxas' report, else the cubin's .nv.info)
+  int spill_store_bytes = 0; // from ptxas' report only (0 when the log lacks it)
   int spill_load_bytes = 0;
-  int stack_frame_bytes = 0;
+  int stack_frame_bytes = 0; // ptxas' report or the cubin, the larger: spills need a frame
 };
 
 // Compiles `source` for `arch` ("sm_90"; a real architecture, so NVRTC emits a cubin).

@@ -1,0 +1,75 @@
+// Reads EIATTR_REGCOUNT and EIATTR_FRAME_SIZE from a cubin's .nv.info section. Each entry is
+// {u8 format, u8 attribute, u16 size} then, for format 4 (EIFMT_SVAL), `size` bytes of payload:
+// here {u32 function symbol, u32 value}. Checked against ptxas' -v report on the whole search
+// space by tests/jit/cubin_info_test.cpp.
+#include "jit/cubin_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace gemvtune::jit {
+
+namespace {
+constexpr std::uint8_t kFormatValue = 4;      // EIFMT_SVAL: a payload follows
+constexpr std::uint8_t kAttrRegCount = 0x2f;  // EIATTR_REGCOUNT
+constexpr std::uint8_t kAttrFrameSize = 0x11; // EIATTR_FRAME_SIZE
+
+template <typename T>
+bool read(const std::vector<char>& b, std::uint64_t offset, T& out) {
+  if (offset > b.size() || b.size() - offset < sizeof(T)) return false;
+  std::memcpy(&out, b.data() + offset, sizeof(T));
+  return true;
+}
+}  // namespace
+
+std::optional<CubinResources> read_cubin_resources(const std::vector<char>& b) {
+  if (b.size() < 64 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0 || b[4] != 2) return std::nullopt;
+  std::uint64_t shoff = 0;
+  std::uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
+  if (!read(b, 0x28, shoff) || !read(b, 0x3A, shentsize) || !read(b, 0x3C, shnum) || !read(b, 0x3E, shstrndx))
+    return std::nullopt;
+  if (shentsize < 0x40 || shstrndx >= shnum) return std::nullopt;
+  auto section = [&](std::uint16_t i, std::uint32_t& name, std::uint64_t& off, std::uint64_t& size) {
+    const std::uint64_t h = shoff + std::uint64_t{i} * shentsize;
+    return read(b, h, name) && read(b, h + 0x18, off) && read(b, h + 0x20, size) && off <= b.size() &&
+           size <= b.size() - off;
+  };
+  std::uint32_t unused = 0;
+  std::uint64_t strtab = 0, strsize = 0;
+  if (!section(shstrndx, unused, strtab, strsize)) return std::nullopt;
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    std::uint32_t name = 0;
+    std::uint64_t off = 0, size = 0;
+    if (!section(i, name, off, size) || name >= strsize) continue;
+    const char* s = b.data() + strtab + name;
+    if (std::string(s, strnlen(s, strsize - name)) != ".nv.info") continue;
+    CubinResources r;
+    bool found = false;
+    for (std::uint64_t p = off; p + 4 <= off + size;) {
+      const auto format = static_cast<std::uint8_t>(b[p]);
+      const auto attr = static_cast<std::uint8_t>(b[p + 1]);
+      std::uint16_t payload = 0;
+      read(b, p + 2, payload);
+      if (format != kFormatValue) {  // value held in the 16 bits, no payload
+        p += 4;
+        continue;
+      }
+      std::uint32_t value = 0;
+      if (payload >= 8 && read(b, p + 8, value)) {
+        if (attr == kAttrRegCount) {
+          r.registers = std::max<int>(r.registers, static_cast<int>(value));
+          found = true;
+        } else if (attr == kAttrFrameSize) {
+          r.stack_frame_bytes = std::max<int>(r.stack_frame_bytes, static_cast<int>(value));
+        }
+      }
+      p += 4 + payload;
+    }
+    if (found) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gemvtune::jit
