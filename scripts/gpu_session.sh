@@ -8,7 +8,12 @@
 #   tune       gemvtune tune --preset llama-3.1-8b into a fresh cache, twice (the second does
 #              nothing), then query and list
 #   bench      gemvtune bench --preset llama-3.1-8b for bf16, fp16 and fp32 (JSON in $OUT)
+#   multigpu   after `tune`: the same preset tuned with --devices all into a second fresh cache,
+#              wall times of both, then scripts/compare_tunings.py on the two caches
+#   quick      the GPU tests that are fast: PDL chain, fused, operands, split-K determinism,
+#              tuner and runtime (full output in $OUT)
 #   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
+#   decode     the decode chain alone
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -41,6 +46,23 @@ for step in "$@"; do
         "$G" bench --preset llama-3.1-8b --dtype $dt --db "$DB" --json > "$OUT/bench_$dt.json" 2> "$OUT/bench_$dt.txt"
         echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_$dt.txt" | tail -40
       done ;;
+    multigpu)
+      ALL_DB="$OUT/cache_all_gpus.sqlite"
+      rm -f "$ALL_DB"*
+      nvidia-smi -L
+      /usr/bin/time -f "tune --devices all wall time %e s" "$G" tune --preset llama-3.1-8b --devices all --db "$ALL_DB" 2>&1 | tail -12
+      "$G" list --db "$DB" --json > "$OUT/list_one_gpu.json"
+      "$G" list --db "$ALL_DB" --json > "$OUT/list_all_gpus.json"
+      "$G" list --db "$ALL_DB"
+      python3 scripts/compare_tunings.py "$OUT/list_one_gpu.json" "$OUT/list_all_gpus.json" ;;
+    quick)
+      "$B/tests/test_gemv_gpu" --gtest_filter='GemvChain*:GemvFused*:GemvOperands*:*Determin*' 2>&1 | tee "$OUT/test_gemv_quick.log" | grep -E "OK|PASSED|FAILED|Failure|SKIPPED" | head -30
+      for t in test_tuner_gpu test_runtime; do
+        echo "== $t"; "$B/tests/$t" 2>&1 | tee "$OUT/$t.log" | grep -E "gemvtune\]|OK \]|PASSED|FAILED|Failure|SKIPPED|us|ns" | head -40
+        echo "exit ${PIPESTATUS[0]}"
+      done ;;
+    decode)
+      "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;

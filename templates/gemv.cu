@@ -127,31 +127,35 @@ __device__ __forceinline__ vec_t load_weights(const elem_t* p) {
 
 // x may be the previous kernel's output. Without PDL that kernel has finished before this one
 // starts, so the read-only path is safe. With PDL the two overlap: ld.global.nc (and __ldg,
-// which the compiler may hoist above griddepcontrol.wait) would break the read-only contract,
-// so x is read through L2 with volatile asm that stays after the wait.
+// which the compiler treats as invariant and may hoist above griddepcontrol.wait) would break
+// the read-only contract. So x is read with plain, coherent ld.global in volatile asm: it stays
+// after the wait (volatile asm keeps its order with the wait's volatile asm), the previous grid's
+// writes are visible after the wait as with cudaGridDependencySynchronize, and lines stay in
+// L1 for the other warps of the block. No "memory" clobber: that would pin the weight loads
+// around every x load (see docs/performance.md, "x under PDL").
 #if GEMV_PDL
 __device__ __forceinline__ vec_t load_x(const elem_t* p) {
   vec_t v;
 #if GEMV_VEC_BYTES == 16
-  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
 #elif GEMV_VEC_BYTES == 8
-  asm volatile("ld.global.cg.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p) : "memory");
+  asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
 #elif GEMV_VEC_BYTES == 4
-  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
 #else
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+  asm volatile("ld.global.u16 %0, [%1];" : "=h"(v) : "l"(p));
 #endif
   return v;
 }
 __device__ __forceinline__ elem_t load_x_element(const elem_t* p) {
 #if GEMV_DTYPE == 0
   unsigned u;
-  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(u) : "l"(p) : "memory");
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(u) : "l"(p));
   return __uint_as_float(u);
 #else
   unsigned short h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h) : "l"(p) : "memory");
+  asm volatile("ld.global.u16 %0, [%1];" : "=h"(h) : "l"(p));
   return h;
 #endif
 }
