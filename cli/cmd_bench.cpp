@@ -117,6 +117,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     rows.push_back(gemvtune_variant("tuned", r.config));
     KernelConfig no_pdl = r.config;
     no_pdl.pdl = false;
+    no_pdl.prefetch_l2 = false;
     if (r.config.pdl) rows.push_back(gemvtune_variant("tuned, no PDL", no_pdl));
     rows.push_back(gemvtune_variant("default", default_config(dtype, shape, model)));
     rows.push_back(base);

@@ -22,7 +22,7 @@ bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
-         hint == o.hint && pdl == o.pdl;
+         hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -31,13 +31,14 @@ std::string to_string(const KernelConfig& c) {
                   std::to_string(c.unroll) + "_sk" + std::to_string(c.split_k) +
                   (c.hint == LoadHint::streaming ? "_cs" : "_nc");
   if (c.pdl) s += "_pdl";
+  if (c.prefetch_l2) s += "_pf";
   return s;
 }
 
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs or ..._cs_pdl)");
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl or ..._cs_pdl_pf)");
   };
   std::vector<std::string_view> fields;
   for (std::size_t start = 0;;) {
@@ -46,7 +47,7 @@ KernelConfig parse_config(std::string_view text) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  if (fields.size() != 7 && fields.size() != 8) throw bad("expected 7 or 8 fields separated by '_'");
+  if (fields.size() < 7 || fields.size() > 9) throw bad("expected 7 to 9 fields separated by '_'");
   KernelConfig c;
   struct Num { const char* prefix; int* out; };
   const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
@@ -64,9 +65,13 @@ KernelConfig parse_config(std::string_view text) {
   if (fields[6] == "cs") c.hint = LoadHint::streaming;
   else if (fields[6] == "nc") c.hint = LoadHint::readonly;
   else throw bad("load hint '" + std::string(fields[6]) + "' must be cs or nc");
-  if (fields.size() == 8) {
-    if (fields[7] != "pdl") throw bad("last field '" + std::string(fields[7]) + "' must be pdl");
+  if (fields.size() >= 8) {
+    if (fields[7] != "pdl") throw bad("field '" + std::string(fields[7]) + "' after the load hint must be pdl");
     c.pdl = true;
+  }
+  if (fields.size() == 9) {
+    if (fields[8] != "pf") throw bad("field '" + std::string(fields[8]) + "' after pdl must be pf");
+    c.prefetch_l2 = true;
   }
   return c;
 }
@@ -87,6 +92,8 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "unroll " + to_string(c.unroll) + " is not 1, 2, 4 or 8";
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     return "split_k " + to_string(c.split_k) + " is outside 1.." + to_string(kMaxSplitK);
+  if (c.prefetch_l2 && !c.pdl)
+    return "L2 prefetch (pf) is issued while waiting on the previous kernel, so it needs pdl";
   const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
   if (in_flight > kMaxBytesInFlightPerThread)
     return "rows x unroll x vector = " + to_string(in_flight) + " bytes per thread exceeds the " +

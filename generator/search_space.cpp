@@ -1,5 +1,5 @@
 // The default search space: block size, rows per warp, warps along K, unroll depth, load hint,
-// programmatic dependent launch and split-K, with 16-byte loads (narrower widths are the
+// programmatic dependent launch (with or without L2 prefetch) and split-K, with 16-byte loads (narrower widths are the
 // fallback for misaligned pointers).
 #include <set>
 #include <string>
@@ -15,7 +15,7 @@ std::vector<KernelConfig> default_search_space(DType t) {
       for (int rows : {1, 2, 4})
         for (int unroll : {1, 2, 4, 8})
           for (LoadHint hint : {LoadHint::streaming, LoadHint::readonly})
-            for (bool pdl : {false, true})
+            for (int overlap : {0, 1, 2})  // none, pdl, pdl with L2 prefetch
             for (int split : kSplitKChoices) {
               KernelConfig c;
               c.threads = threads;
@@ -25,7 +25,8 @@ std::vector<KernelConfig> default_search_space(DType t) {
               c.unroll = unroll;
               c.hint = hint;
               c.split_k = split;
-              c.pdl = pdl;
+              c.pdl = overlap > 0;
+              c.prefetch_l2 = overlap == 2;
               if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t)))
                 out.push_back(c);
             }

@@ -35,6 +35,7 @@ std::string kernel_name(const KernelConfig& c, DType t) {
                      "_v" + std::to_string(c.vec_bytes) + "_u" + std::to_string(c.unroll) +
                      (c.hint == LoadHint::streaming ? "_cs" : "_nc");
   if (c.pdl) name += "_pdl";
+  if (c.prefetch_l2) name += "_pf";
   return name;
 }
 
@@ -55,6 +56,7 @@ std::string generate_source(const KernelConfig& c, DType t) {
       << "#define GEMV_UNROLL " << c.unroll << "\n"
       << "#define GEMV_STREAMING " << (c.hint == LoadHint::streaming ? 1 : 0) << "\n"
       << "#define GEMV_PDL " << (c.pdl ? 1 : 0) << "\n"
+      << "#define GEMV_PREFETCH_L2 " << (c.prefetch_l2 ? 1 : 0) << "\n"
       << templates::get("gemv.cu");
   return out.str();
 }

@@ -148,6 +148,7 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) 
   }
   if (!options.allow_pdl && impl->config.pdl) {
     impl->config.pdl = false;
+    impl->config.prefetch_l2 = false;
     impl->source_text += ", PDL disabled";
   }
   check_config(impl->config, t, s);

@@ -36,6 +36,9 @@
 #ifndef GEMV_PDL
 #define GEMV_PDL 0
 #endif
+#ifndef GEMV_PREFETCH_L2
+#define GEMV_PREFETCH_L2 0  // with PDL only: L2 prefetch of the warp's weights before the wait
+#endif
 #ifndef GEMV_NAME
 #define GEMV_NAME gemv_kernel
 #endif
@@ -172,6 +175,12 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #endif
 }
 
+// Asks L2 for the 128-byte line at p; no register is written, nothing waits for it. Volatile so
+// that it stays ahead of griddepcontrol.wait.
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 __device__ __forceinline__ void allow_next_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;");
@@ -271,6 +280,18 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, int n, int k,
 #pragma unroll
         for (int r = 0; r < R; ++r) wv[u][r] = load_weights(wrow[r] + (c + u * KW) * CHUNK);
       if (!waited) {
+#if GEMV_PREFETCH_L2
+        // While the previous grid drains, ask L2 for the rest of this warp's weights, so HBM
+        // is kept busy through the hand-over; the loads after the wait then hit L2. A 128-byte
+        // line per lane: LINES lanes cover one warp-wide load, so one instruction covers
+        // 32 / LINES of this warp's loads along K.
+        constexpr int LINES = GEMV_VEC_BYTES >= 4 ? GEMV_VEC_BYTES / 4 : 1;
+#pragma unroll 1
+        for (int j = c + U * KW + lane / LINES * KW; j < full_chunks; j += 32 / LINES * KW)
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+            prefetch_l2(reinterpret_cast<const char*>(wrow[r] - lane * VE + j * CHUNK) + lane % LINES * 128);
+#endif
         wait_for_previous_grid();
         waited = true;
       }

@@ -56,9 +56,13 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
   KernelConfig other_hint = leader;
   other_hint.hint = leader.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
   wanted.push_back(other_hint);
-  KernelConfig other_pdl = leader;
-  other_pdl.pdl = !leader.pdl;
-  wanted.push_back(other_pdl);
+  // The three overlap choices: none, pdl, pdl with L2 prefetch.
+  for (int overlap : {0, 1, 2}) {
+    KernelConfig n = leader;
+    n.pdl = overlap > 0;
+    n.prefetch_l2 = overlap == 2;
+    if (n != leader) wanted.push_back(n);
+  }
 
   // Keep only those in the space (the others break a validity rule), in the space's order.
   std::vector<KernelConfig> out;

@@ -1,7 +1,7 @@
 // A GEMV kernel configuration: every parameter the generator and the launcher need.
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   t128_r2_kw1_v16_u4_sk3_cs[_pdl]
+//   t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]]
 //   t   threads per block            kw  warps that share one row set along K
 //   r   rows per warp                v   bytes per weight load (2, 4, 8, 16)
 //   u   loads in flight per row before first use (unroll depth)
@@ -9,6 +9,8 @@
 //   cs|nc  weight load cache hint: cs = streaming (evict first), nc = read-only path
 //   pdl programmatic dependent launch (Hopper): weights prefetched before waiting on
 //       the previous kernel in the stream
+//   pf  (with pdl) also asks L2 for the rest of the warp's weights before waiting, so HBM stays
+//       busy while the previous kernel drains
 // Parsing is strict: to_string(parse_config(s)) == s for every accepted s.
 #pragma once
 #include <cstdint>
@@ -32,6 +34,7 @@ struct KernelConfig {
   int split_k = 1;
   LoadHint hint = LoadHint::streaming;
   bool pdl = false;
+  bool prefetch_l2 = false;  // only with pdl
 
   int warps() const { return threads / 32; }
   // Rows one block produces: warps are grouped k_warps at a time onto one row set.

@@ -19,7 +19,8 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   auto kernels = distinct_kernels(default_search_space(t));
   // Fallback widths for misaligned operands, on a few representative kernels.
   for (int vec : {2, 4, 8})
-    for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl"}) {
+    for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl",
+                             "t128_r1_kw2_v16_u4_sk1_nc_pdl_pf"}) {
       KernelConfig c = parse_config(base);
       c.vec_bytes = vec;
       if (vec >= static_cast<int>(dtype_size(t))) kernels.push_back(c);

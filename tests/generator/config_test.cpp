@@ -17,11 +17,13 @@ TEST(Config, TextRoundTripsForWholeSearchSpace) {
 }
 
 TEST(Config, PdlAndHintsRoundTrip) {
-  for (const char* text : {"t128_r2_kw1_v16_u4_sk3_cs", "t64_r1_kw2_v8_u1_sk1_nc_pdl",
+  for (const char* text : {"t128_r2_kw1_v16_u4_sk3_cs", "t64_r1_kw2_v8_u1_sk1_nc_pdl", "t64_r1_kw2_v8_u1_sk1_nc_pdl_pf",
                            "t1024_r8_kw32_v2_u8_sk64_nc", "t1024_r8_kw32_v16_u1_sk64_nc"}) {
     EXPECT_EQ(to_string(parse_config(text)), text);
   }
   EXPECT_TRUE(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl").pdl);
+  EXPECT_FALSE(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl").prefetch_l2);
+  EXPECT_TRUE(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_pf").prefetch_l2);
   EXPECT_EQ(parse_config("t128_r1_kw1_v16_u2_sk1_nc").hint, LoadHint::readonly);
 }
 
@@ -29,7 +31,9 @@ TEST(Config, MalformedTextIsRejectedWithTheField) {
   for (const char* text : {"", "t128", "t128_r2_kw1_v16_u4_sk3", "t128_r2_kw1_v16_u4_sk3_xx",
                            "x128_r2_kw1_v16_u4_sk3_cs", "t12a_r2_kw1_v16_u4_sk3_cs",
                            "t128_r2_kw1_v16_u4_sk3_cs_pdl_extra", "t-128_r2_kw1_v16_u4_sk3_cs",
-                           "t0128_r2_kw1_v16_u4_sk3_cs", "t128_r2_kw1_v16_u4_sk3_cs_foo"}) {
+                           "t0128_r2_kw1_v16_u4_sk3_cs", "t128_r2_kw1_v16_u4_sk3_cs_foo",
+                           "t128_r2_kw1_v16_u4_sk3_cs_pf", "t128_r2_kw1_v16_u4_sk3_cs_pdl_pf_pf",
+                           "t128_r2_kw1_v16_u4_sk3_cs_pdl_xx"}) {
     EXPECT_THROW(parse_config(text), InvalidArgument) << text;
   }
   try {
@@ -66,6 +70,11 @@ TEST(Config, ValidityRulesGiveReasons) {
   c.rows_per_warp = 2;
   c.unroll = 8;
   EXPECT_NE(why_invalid(c)->find("register budget"), std::string::npos);
+  c = {};
+  c.prefetch_l2 = true;  // without pdl there is no wait to prefetch during
+  EXPECT_NE(why_invalid(c)->find("needs pdl"), std::string::npos);
+  c.pdl = true;
+  EXPECT_FALSE(why_invalid(c).has_value());
   EXPECT_FALSE(why_invalid(KernelConfig{}).has_value());
 }
 

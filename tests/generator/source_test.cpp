@@ -21,6 +21,13 @@ TEST(Source, SplitKIsALaunchParameterNotCode) {
   EXPECT_EQ(kernel_name(a, DType::bf16), "gemv_bf16_t128_r1_kw1_v16_u2_cs");
 }
 
+TEST(Source, PrefetchIsItsOwnKernel) {
+  const KernelConfig pdl = parse_config("t128_r2_kw1_v16_u4_sk1_cs_pdl"), pf = parse_config("t128_r2_kw1_v16_u4_sk1_cs_pdl_pf");
+  EXPECT_EQ(kernel_name(pf, DType::bf16), "gemv_bf16_t128_r2_kw1_v16_u4_cs_pdl_pf");
+  EXPECT_NE(generate_source(pdl, DType::bf16).find("#define GEMV_PREFETCH_L2 0"), std::string::npos);
+  EXPECT_NE(generate_source(pf, DType::bf16).find("#define GEMV_PREFETCH_L2 1"), std::string::npos);
+}
+
 TEST(Source, IncludesNoHeader) {
   const std::string src = generate_source(KernelConfig{}, DType::f16);
   EXPECT_EQ(src.find("#include"), std::string::npos);

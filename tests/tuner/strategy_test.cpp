@@ -177,7 +177,8 @@ TEST(Strategy, NeighboursDifferInOneParameterByOneStep) {
       "t128_r2_kw1_v16_u2_sk3_cs", "t128_r2_kw4_v16_u2_sk3_cs",  // warps along K
       "t128_r2_kw2_v16_u1_sk3_cs", "t128_r2_kw2_v16_u4_sk3_cs",  // unroll
       "t128_r2_kw2_v16_u2_sk2_cs", "t128_r2_kw2_v16_u2_sk4_cs",  // split-K: 2 and 4 beside 3
-      "t128_r2_kw2_v16_u2_sk3_nc", "t128_r2_kw2_v16_u2_sk3_cs_pdl"};
+      "t128_r2_kw2_v16_u2_sk3_nc", "t128_r2_kw2_v16_u2_sk3_cs_pdl",  // hint; the two other
+      "t128_r2_kw2_v16_u2_sk3_cs_pdl_pf"};                               // overlap choices
   EXPECT_EQ(got, expected);
 }
 
@@ -188,8 +189,9 @@ TEST(Strategy, NeighboursSkipInvalidConfigs) {
     EXPECT_FALSE(why_invalid_for(c, DType::bf16, kShape)) << to_string(c);
     EXPECT_NE(to_string(c), "t64_r4_kw2_v16_u4_sk1_nc_pdl");
   }
-  // One each: t128 (no t32), r2 (no r8), kw1, u1, sk2 (no sk below 1), cs, without pdl.
-  EXPECT_EQ(neighbours(leader, space()).size(), 7u);
+  // One each: t128 (no t32), r2 (no r8), kw1, u1, sk2 (no sk below 1), cs; then without pdl
+  // and with pdl and L2 prefetch.
+  EXPECT_EQ(neighbours(leader, space()).size(), 8u);
 }
 
 TEST(Strategy, TopPassingOrdersByTimeAndSkipsFailures) {
