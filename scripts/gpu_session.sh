@@ -37,7 +37,7 @@ for step in "$@"; do
       echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
     tune)
       rm -f "$DB"*
-      /usr/bin/time -f "tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tail -14
+      /usr/bin/time -f "tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tee "$OUT/tune_one_gpu.log" | tail -14
       /usr/bin/time -f "second tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tail -3
       "$G" query --shape 4096x4096 --db "$DB"
       "$G" list --db "$DB" ;;
@@ -50,7 +50,7 @@ for step in "$@"; do
       ALL_DB="$OUT/cache_all_gpus.sqlite"
       rm -f "$ALL_DB"*
       nvidia-smi -L
-      /usr/bin/time -f "tune --devices all wall time %e s" "$G" tune --preset llama-3.1-8b --devices all --db "$ALL_DB" 2>&1 | tail -12
+      /usr/bin/time -f "tune --devices all wall time %e s" "$G" tune --preset llama-3.1-8b --devices all --db "$ALL_DB" 2>&1 | tee "$OUT/tune_all_gpus.log" | tail -12
       "$G" list --db "$DB" --json > "$OUT/list_one_gpu.json"
       "$G" list --db "$ALL_DB" --json > "$OUT/list_all_gpus.json"
       "$G" list --db "$ALL_DB"

@@ -1,6 +1,7 @@
 // tune_on_devices: the skip check, then one worker thread per GPU pulling jobs from the queue
 // of its GPU model, each with its own context, Tuner and cache connection.
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -73,6 +74,13 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
         }
       }
   }
+  // Largest weights first: a big shape (an lm_head) taken last would leave the other GPUs idle
+  // while one finishes it. Outcomes are reported in the caller's order regardless.
+  for (ModelGroup& g : groups)
+    std::stable_sort(g.queue.begin(), g.queue.end(), [&](std::size_t a, std::size_t b) {
+      auto bytes = [&](std::size_t j) { return jobs[j].shape.n * jobs[j].shape.k * static_cast<std::int64_t>(dtype_size(jobs[j].dtype)); };
+      return bytes(a) > bytes(b);
+    });
   if (callbacks.on_start) callbacks.on_start(to_tune, planned);
 
   const int compile_threads =
