@@ -2,7 +2,10 @@
 // stream, serve random requests over the tuned shapes of a preset for a fixed time: plan
 // (a memoized lookup after the first), poison y, launch, copy y back and check it against the
 // float64 reference of that shape. Reports requests per second and any wrong result.
-// Usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b]
+// First it reports the start-up: the first plan + launch of each shape, and how many kernels
+// came from the on-disk kernel store against NVRTC (run it twice to compare a cold store
+// with a warm one; --no-store disables the store).
+// Usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b] [--no-store 1]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU; 1 on any wrong result or error.
 #include <atomic>
 #include <chrono>
@@ -33,11 +36,13 @@ int main(int argc, char** argv) try {
   std::string db, preset = "llama-3.1-8b";
   int threads = 16;
   double seconds = 60;
+  bool no_store = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
     else if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--preset")) preset = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--no-store")) no_store = std::atoi(argv[i + 1]) != 0;
   }
   std::string why;
   if (!jit::driver_available(&why)) {
@@ -47,8 +52,11 @@ int main(int argc, char** argv) try {
   RuntimeOptions options;
   options.cache_path = db;
   options.allow_split_k = false;  // plans are shared by all streams at once
-  Runtime rt(options);
+  if (no_store) options.kernel_store_dir = "";
   jit::Context ctx(0);
+  const auto created = std::chrono::steady_clock::now();
+  Runtime rt(options);
+  const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created).count();
   const DType t = DType::bf16;
   std::vector<ShapeData> shapes;
   for (const auto& p : find_preset(preset).shapes) {
@@ -57,6 +65,30 @@ int main(int argc, char** argv) try {
     d.w.upload(in.w.bytes.data(), in.w.bytes.size());
     d.x.upload(in.x.bytes.data(), in.x.bytes.size());
     shapes.push_back(std::move(d));
+  }
+
+  // Start-up: what a restarted server pays before its first answer for each shape.
+  {
+    jit::Stream stream;
+    std::string per_shape;
+    double total_ms = 0;
+    for (const ShapeData& s : shapes) {
+      jit::DeviceBuffer y(s.shape.n * dtype_size(t));
+      const auto t0 = std::chrono::steady_clock::now();
+      rt.plan(s.shape, t)->launch(s.w.get(), s.x.get(), y.get(), stream.get());
+      stream.synchronize();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      total_ms += ms;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%s %.1f", per_shape.empty() ? "" : ", ", to_string(s.shape).c_str(), ms);
+      per_shape += buf;
+    }
+    const RuntimeStats st = rt.stats();
+    std::printf("start-up: Runtime opened in %.1f ms; first plan + launch per shape (ms): %s; total %.1f ms; "
+                "kernels: %zu from the store (%s), %zu from NVRTC\n",
+                create_ms, per_shape.c_str(), total_ms, st.kernels_from_store,
+                rt.kernel_store_dir().empty() ? "disabled" : rt.kernel_store_dir().c_str(), st.kernels_from_nvrtc);
+    std::fflush(stdout);
   }
   std::atomic<long> requests{0}, wrong{0}, errors{0};
   std::atomic<double> bytes{0};
