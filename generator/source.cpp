@@ -6,6 +6,7 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 #include "generator/embedded_templates.hpp"
+#include "generator/hash.hpp"
 
 namespace gemvtune {
 
@@ -14,11 +15,6 @@ namespace {
 constexpr const char* kGeneratorVersion = "generator-1";
 
 int dtype_code(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
-
-std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
 }  // namespace
 
 namespace templates {

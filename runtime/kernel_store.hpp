@@ -1,6 +1,7 @@
 // KernelStore: compiled GEMV cubins kept on disk across processes, so a restarted server loads
-// its kernels instead of recompiling them with NVRTC. Files are written atomically and checked
-// for truncation before the driver ever sees them.
+// its kernels instead of recompiling them with NVRTC. Each file is the cubin plus a checksum
+// trailer, published by rename, and checked (trailer, checksum, ELF completeness) before the
+// driver ever sees it.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -21,12 +22,14 @@ class KernelStore {
   static std::string file_name(const std::string& kernel_name, const std::string& arch);
   std::string path_of(const std::string& kernel_name, const std::string& arch) const;
 
-  // The stored cubin, or nothing when absent or unusable (not a complete ELF image: truncated
-  // or overwritten); an unusable file is removed so the caller's recompile replaces it.
+  // The stored cubin (trailer stripped), or nothing when absent or unusable (no trailer, a
+  // checksum mismatch, or not a complete ELF image: torn, truncated or overwritten); an
+  // unusable file is removed so the caller's recompile replaces it.
   std::optional<std::vector<char>> load(const std::string& kernel_name, const std::string& arch);
 
-  // Writes to a unique temporary name in dir, then renames over the final name, so readers
-  // (other processes too) see either no file or a complete one. Returns false (never throws)
+  // Writes cubin + trailer to a unique temporary name in dir, then renames over the final
+  // name, so readers (other processes too) see either no file or a whole one; without fsync,
+  // a crash can leave a torn file, which load() rejects. Returns false (never throws)
   // when the directory or file cannot be written: the store is only a speed-up.
   bool save(const std::string& kernel_name, const std::string& arch, const std::vector<char>& cubin);
 

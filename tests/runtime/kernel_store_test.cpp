@@ -74,6 +74,33 @@ TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
   EXPECT_EQ(store.files_rejected(), 5u);
 }
 
+TEST(KernelStore, AlteredOrTrailerlessFileIsRejectedAndRemoved) {
+  TempDir tmp;
+  const auto& k = sample_cubin();
+  runtime::KernelStore store(tmp.path());
+  const std::string path = store.path_of(k.name, "sm_90");
+  ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(fs::file_size(path), k.cubin.size() + 16) << "cubin plus a 16-byte trailer";
+  // One byte of code changed, size and ELF structure intact: only the checksum can tell.
+  {
+    std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(k.cubin.size() - 200));
+    f.put(static_cast<char>(k.cubin[k.cubin.size() - 200] ^ 0x5a));
+  }
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  EXPECT_FALSE(fs::exists(path));
+  // A bare cubin (a file of another format, or torn before its trailer) is not taken either.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(k.cubin.data(), static_cast<std::streamsize>(k.cubin.size()));
+  }
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  EXPECT_EQ(store.files_rejected(), 2u);
+  // Saved again, it reads back whole.
+  ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(store.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
+}
+
 TEST(KernelStore, UnwritableDirectoryIsNotAnError) {
   TempDir tmp;
   const fs::path file = fs::path(tmp.path()) / "a_file";
