@@ -129,8 +129,8 @@ bool KernelStore::save(const std::string& kernel_name, const std::string& arch,
                                 std::to_string(sequence.fetch_add(1));
   const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return false;
-  // No fsync: it cost ~100 ms per file on the GPU machine (a cold start of 7 shapes took 3.0 s
-  // instead of 0.45 s). A file torn by a crash fails the checksum on load and is recompiled.
+  // No fsync, which only a durable store would need: a file torn by a crash fails the checksum
+  // on load and is recompiled, so a plan never waits on the disk.
   char trailer[kTrailerBytes];
   std::memcpy(trailer, kTrailerMagic, sizeof kTrailerMagic);
   const std::uint64_t sum = checksum(cubin.data(), cubin.size());
