@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
+
+#include "jit/elf_image.hpp"
 
 namespace gemvtune::jit {
 
@@ -25,26 +26,12 @@ bool read(const std::vector<char>& b, std::uint64_t offset, T& out) {
 }  // namespace
 
 std::optional<CubinResources> read_cubin_resources(const std::vector<char>& b) {
-  if (b.size() < 64 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0 || b[4] != 2) return std::nullopt;
-  std::uint64_t shoff = 0;
-  std::uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
-  if (!read(b, 0x28, shoff) || !read(b, 0x3A, shentsize) || !read(b, 0x3C, shnum) || !read(b, 0x3E, shstrndx))
-    return std::nullopt;
-  if (shentsize < 0x40 || shstrndx >= shnum) return std::nullopt;
-  auto section = [&](std::uint16_t i, std::uint32_t& name, std::uint64_t& off, std::uint64_t& size) {
-    const std::uint64_t h = shoff + std::uint64_t{i} * shentsize;
-    return read(b, h, name) && read(b, h + 0x18, off) && read(b, h + 0x20, size) && off <= b.size() &&
-           size <= b.size() - off;
-  };
-  std::uint32_t unused = 0;
-  std::uint64_t strtab = 0, strsize = 0;
-  if (!section(shstrndx, unused, strtab, strsize)) return std::nullopt;
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    std::uint32_t name = 0;
-    std::uint64_t off = 0, size = 0;
-    if (!section(i, name, off, size) || name >= strsize) continue;
-    const char* s = b.data() + strtab + name;
-    if (std::string(s, strnlen(s, strsize - name)) != ".nv.info") continue;
+  const auto sections = read_elf_sections(b);
+  if (!sections) return std::nullopt;
+  for (const ElfSection& section : *sections) {
+    if (section.name != ".nv.info" || section.offset > b.size() || section.size > b.size() - section.offset)
+      continue;
+    const std::uint64_t off = section.offset, size = section.size;
     CubinResources r;
     bool found = false;
     for (std::uint64_t p = off; p + 4 <= off + size;) {

@@ -16,6 +16,7 @@
 
 #include "gemvtune/generator.hpp"
 #include "generator/hash.hpp"
+#include "jit/elf_image.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
 namespace gemvtune::runtime {
@@ -28,13 +29,6 @@ T read_at(const std::vector<char>& b, std::size_t offset) {
   T v{};
   std::memcpy(&v, b.data() + offset, sizeof(T));
   return v;  // ELF of CUDA is little-endian, like every host gemvtune runs on
-}
-
-// offset + count * size <= total, without overflow.
-bool within(std::uint64_t offset, std::uint64_t count, std::uint64_t size, std::uint64_t total) {
-  if (offset > total) return false;
-  if (size != 0 && count > (total - offset) / size) return false;
-  return true;
 }
 
 // Every stored file is the cubin followed by this trailer: 8 bytes of magic, then the FNV-1a
@@ -59,35 +53,6 @@ bool write_all(int fd, const char* data, std::size_t n) {
 
 }  // namespace
 
-bool is_complete_elf(const std::vector<char>& b) {
-  constexpr std::size_t kHeader = 64;
-  if (b.size() < kHeader) return false;
-  if (std::memcmp(b.data(), "\x7f" "ELF", 4) != 0 || b[4] != 2 /*ELFCLASS64*/) return false;
-  const std::uint64_t total = b.size();
-  const auto phoff = read_at<std::uint64_t>(b, 0x20);
-  const auto shoff = read_at<std::uint64_t>(b, 0x28);
-  const auto phentsize = read_at<std::uint16_t>(b, 0x36);
-  const auto phnum = read_at<std::uint16_t>(b, 0x38);
-  const auto shentsize = read_at<std::uint16_t>(b, 0x3A);
-  const auto shnum = read_at<std::uint16_t>(b, 0x3C);
-  if (shnum == 0 || shentsize < 0x28) return false;  // a cubin always has sections
-  if (!within(shoff, shnum, shentsize, total)) return false;
-  if (phnum && (phentsize < 0x28 || !within(phoff, phnum, phentsize, total))) return false;
-  for (std::uint16_t i = 0; i < shnum; ++i) {
-    const std::size_t h = shoff + std::size_t{i} * shentsize;
-    const auto type = read_at<std::uint32_t>(b, h + 0x04);
-    if (type == 0 /*SHT_NULL*/ || type == 8 /*SHT_NOBITS*/) continue;
-    if (!within(read_at<std::uint64_t>(b, h + 0x18), 1, read_at<std::uint64_t>(b, h + 0x20), total))
-      return false;
-  }
-  for (std::uint16_t i = 0; i < phnum; ++i) {
-    const std::size_t h = phoff + std::size_t{i} * phentsize;
-    if (!within(read_at<std::uint64_t>(b, h + 0x08), 1, read_at<std::uint64_t>(b, h + 0x20), total))
-      return false;
-  }
-  return true;
-}
-
 KernelStore::KernelStore(std::string dir) : dir_(std::move(dir)) {}
 
 std::string KernelStore::file_name(const std::string& kernel_name, const std::string& arch) {
@@ -110,7 +75,7 @@ std::optional<std::vector<char>> KernelStore::load(const std::string& kernel_nam
              read_at<std::uint64_t>(bytes, n + sizeof kTrailerMagic) == checksum(bytes.data(), n);
     bytes.resize(n);
   }
-  if (!usable || !is_complete_elf(bytes)) {
+  if (!usable || !jit::is_complete_elf(bytes)) {
     discard(kernel_name, arch);
     return std::nullopt;
   }

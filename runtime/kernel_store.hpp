@@ -43,8 +43,4 @@ class KernelStore {
   std::size_t rejected_ = 0;  // not atomic: callers serialize (see runtime.cpp)
 };
 
-// True when bytes hold a complete 64-bit ELF image: header, program and section headers and
-// every section's contents lie within the bytes. Catches truncation without a GPU.
-bool is_complete_elf(const std::vector<char>& bytes);
-
 }  // namespace gemvtune::runtime

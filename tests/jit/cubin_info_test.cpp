@@ -1,10 +1,12 @@
 // The cubin's .nv.info agrees with ptxas' -v report (registers, stack frame) on kernels of the
-// search space and on a kernel forced to spill; bad bytes give nothing. No GPU needed.
+// search space and on a kernel forced to spill; bad bytes give nothing; the ELF section table
+// and completeness check under it. No GPU needed.
 #include <gtest/gtest.h>
 
 #include "gemvtune/generator.hpp"
 #include "gemvtune/search_space.hpp"
 #include "jit/cubin_info.hpp"
+#include "jit/elf_image.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
 using namespace gemvtune;
@@ -42,4 +44,26 @@ TEST(CubinInfo, MalformedBytesGiveNothing) {
   const auto k = jit::compile_kernel(generate_source(KernelConfig{}, DType::bf16), kernel_name(KernelConfig{}, DType::bf16), "sm_90");
   std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + k.cubin.size() / 3);
   EXPECT_FALSE(jit::read_cubin_resources(cut).has_value());  // section table past the end
+}
+
+TEST(ElfImage, SectionTableOfARealCubin) {
+  const KernelConfig c{};
+  const auto k = jit::compile_kernel(generate_source(c, DType::bf16), kernel_name(c, DType::bf16), "sm_90");
+  const auto sections = jit::read_elf_sections(k.cubin);
+  ASSERT_TRUE(sections.has_value());
+  bool info = false, text = false;
+  for (const jit::ElfSection& s : *sections) {
+    info |= s.name == ".nv.info";
+    text |= s.name == ".text." + kernel_name(c, DType::bf16);
+    if (s.type != 8 /*SHT_NOBITS*/) EXPECT_LE(s.offset + s.size, k.cubin.size()) << s.name;
+  }
+  EXPECT_TRUE(info);
+  EXPECT_TRUE(text) << "the kernel's code section is named after it";
+  EXPECT_TRUE(jit::is_complete_elf(k.cubin));
+  // Cut inside the last section's contents: the headers may still be there, the image is not whole.
+  std::uint64_t end_of_contents = 0;
+  for (const jit::ElfSection& s : *sections)
+    if (s.type != 8) end_of_contents = std::max(end_of_contents, s.offset + s.size);
+  std::vector<char> cut(k.cubin.begin(), k.cubin.begin() + static_cast<std::ptrdiff_t>(end_of_contents - 1));
+  EXPECT_FALSE(jit::is_complete_elf(cut));
 }

@@ -10,6 +10,7 @@
 #include "cache/cache_test_util.hpp"
 #include "gemvtune/generator.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "jit/elf_image.hpp"
 #include "runtime/kernel_store.hpp"
 
 namespace gemvtune {
@@ -41,7 +42,7 @@ TEST(KernelStore, FileNameCarriesArchNvrtcAndTemplateVersion) {
 TEST(KernelStore, SavesAtomicallyAndReadsBack) {
   TempDir tmp;
   const auto& k = sample_cubin();
-  ASSERT_TRUE(runtime::is_complete_elf(k.cubin)) << "NVRTC's cubin must pass the ELF check";
+  ASSERT_TRUE(jit::is_complete_elf(k.cubin)) << "NVRTC's cubin must pass the ELF check";
   runtime::KernelStore store((fs::path(tmp.path()) / "nested" / "kernels").string());  // created on save
   EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
   ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));

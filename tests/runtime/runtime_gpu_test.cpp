@@ -20,6 +20,7 @@
 #include "gpu_test_support.hpp"
 #include "jit/cuda_handles.hpp"
 #include "jit/kernel_cache.hpp"
+#include "jit/elf_image.hpp"
 #include "runtime/kernel_store.hpp"
 #include "tuner/device_problem.hpp"
 
@@ -205,7 +206,7 @@ TEST(RuntimeGpu, TruncatedStoreFileIsRecompiled) {
   EXPECT_GE(second.stats().kernels_from_nvrtc, 1u);
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(runtime::is_complete_elf(bytes)) << "the recompiled cubin replaced the bad file";
+  EXPECT_TRUE(jit::is_complete_elf(bytes)) << "the recompiled cubin replaced the bad file";
   const Comparison cmp = run_and_compare(*plan, s.k, 3);
   EXPECT_TRUE(cmp.ok) << cmp.describe();
 }
