@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "cache/gpu_columns.hpp"
+
 namespace gemvtune::cache {
 namespace {
 
@@ -12,10 +14,7 @@ constexpr const char* kSelectPeak =
 
 PeakRecord read_peak_row(const Statement& s) {
   PeakRecord p;
-  p.gpu.name = s.column_text(0);
-  p.gpu.sm_count = s.column_int(1);
-  p.gpu.cc_major = s.column_int(2);
-  p.gpu.cc_minor = s.column_int(3);
+  p.gpu = read_gpu(s, 0);
   p.gbps = s.column_double(4);
   p.bytes = s.column_int64(5);
   p.driver_version = s.column_int(6);
@@ -26,10 +25,8 @@ PeakRecord read_peak_row(const Statement& s) {
 }  // namespace
 
 std::optional<PeakRecord> load_peak(const Connection& conn, const GpuIdentity& gpu) {
-  Statement s = conn.prepare(std::string(kSelectPeak) +
-                             " WHERE gpu_name = ?1 AND sm_count = ?2 AND cc_major = ?3"
-                             " AND cc_minor = ?4");
-  s.bind(1, gpu.name).bind(2, gpu.sm_count).bind(3, gpu.cc_major).bind(4, gpu.cc_minor);
+  Statement s = conn.prepare(std::string(kSelectPeak) + kWhereGpu);
+  bind_gpu(s, gpu);
   if (!s.step()) return std::nullopt;
   return read_peak_row(s);
 }
@@ -47,7 +44,7 @@ void replace_peak(const Connection& conn, const PeakRecord& p) {
   Statement s = conn.prepare(
       "INSERT OR REPLACE INTO peaks (gpu_name, sm_count, cc_major, cc_minor, gbps, bytes,"
       " driver_version, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  s.bind(1, p.gpu.name).bind(2, p.gpu.sm_count).bind(3, p.gpu.cc_major).bind(4, p.gpu.cc_minor)
+  bind_gpu(s, p.gpu)
       .bind(5, p.gbps).bind(6, p.bytes).bind(7, p.driver_version).bind(8, p.timestamp);
   s.run();
 }

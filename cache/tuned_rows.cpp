@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cache/gpu_columns.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cache {
@@ -16,14 +17,13 @@ constexpr const char* kSelectTuned =
     " FROM tuned";
 
 // The nine key columns as ?1..?9, bound by bind_key.
-constexpr const char* kWhereKey =
-    " WHERE gpu_name = ?1 AND sm_count = ?2 AND cc_major = ?3 AND cc_minor = ?4 AND n = ?5"
-    " AND k = ?6 AND dtype = ?7 AND batch = ?8 AND template_version = ?9";
+const std::string kWhereKey = std::string(kWhereGpu) +
+                              " AND n = ?5 AND k = ?6 AND dtype = ?7 AND batch = ?8"
+                              " AND template_version = ?9";
 
 void bind_key(Statement& s, const CacheKey& key) {
-  s.bind(1, key.gpu.name).bind(2, key.gpu.sm_count).bind(3, key.gpu.cc_major)
-      .bind(4, key.gpu.cc_minor).bind(5, key.shape.n).bind(6, key.shape.k)
-      .bind(7, to_string(key.dtype)).bind(8, key.batch).bind(9, key.template_version);
+  bind_gpu(s, key.gpu).bind(5, key.shape.n).bind(6, key.shape.k).bind(7, to_string(key.dtype))
+      .bind(8, key.batch).bind(9, key.template_version);
 }
 
 DType dtype_from_column(const Connection& conn, const std::string& text) {
@@ -44,10 +44,7 @@ Outcome outcome_from_column(const Connection& conn, const std::string& text) {
 
 // Reads a row of kSelectTuned; returns the row id for loading candidates.
 std::int64_t read_tuned_row(const Connection& conn, const Statement& s, TuneRecord& r) {
-  r.key.gpu.name = s.column_text(1);
-  r.key.gpu.sm_count = s.column_int(2);
-  r.key.gpu.cc_major = s.column_int(3);
-  r.key.gpu.cc_minor = s.column_int(4);
+  r.key.gpu = read_gpu(s, 1);
   r.key.shape.n = s.column_int64(5);
   r.key.shape.k = s.column_int64(6);
   r.key.dtype = dtype_from_column(conn, s.column_text(7));
@@ -120,13 +117,9 @@ std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candida
 }
 
 std::vector<TuneRecord> load_same_family(const Connection& conn, const CacheKey& key) {
-  Statement s = conn.prepare(std::string(kSelectTuned) +
-                             " WHERE gpu_name = ?1 AND sm_count = ?2 AND cc_major = ?3"
-                             " AND cc_minor = ?4 AND dtype = ?5 AND batch = ?6"
-                             " AND template_version = ?7 ORDER BY n, k");
-  s.bind(1, key.gpu.name).bind(2, key.gpu.sm_count).bind(3, key.gpu.cc_major)
-      .bind(4, key.gpu.cc_minor).bind(5, to_string(key.dtype)).bind(6, key.batch)
-      .bind(7, key.template_version);
+  Statement s = conn.prepare(std::string(kSelectTuned) + kWhereGpu +
+                             " AND dtype = ?5 AND batch = ?6 AND template_version = ?7 ORDER BY n, k");
+  bind_gpu(s, key.gpu).bind(5, to_string(key.dtype)).bind(6, key.batch).bind(7, key.template_version);
   return load_rows(conn, s, false);
 }
 
