@@ -1,13 +1,20 @@
 // The C API (include/gemvtune/gemvtune.h) over gemvtune::Runtime: every body is wrapped in
-// try/catch so no exception crosses into C; each error type maps to one status.
+// try/catch so no exception crosses into C; each error type maps to one status. The cache
+// commands (tune, query, ...) are in c_api_offline.cpp.
 #include "gemvtune/gemvtune.h"
 
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "gemvtune/runtime.hpp"
+#include "runtime/c_api_internal.hpp"
+
+#ifndef GEMVTUNE_VERSION_STRING
+#define GEMVTUNE_VERSION_STRING "unknown"
+#endif
 
 struct gemvtune_runtime {
   gemvtune::Runtime runtime;
@@ -15,14 +22,21 @@ struct gemvtune_runtime {
 
 struct gemvtune_plan {
   std::shared_ptr<const gemvtune::Plan> plan;
-  std::string config_text;  // owned here so gemvtune_plan_config can return a stable pointer
+  std::int64_t m = 1;
+  // Owned here so gemvtune_plan_config and gemvtune_plan_source can return stable pointers.
+  std::string config_text, source_text;
 };
 
-namespace {
+namespace gemvtune::capi {
 
+namespace {
 thread_local std::string last_error;
 
-gemvtune_status fail(gemvtune_status status, const char* what) {
+// The largest batch the C API will describe; which of them a build runs is check_problem's.
+constexpr std::int64_t kMaxBatchRows = 16;
+}  // namespace
+
+gemvtune_status fail(gemvtune_status status, const std::string& what) {
   try {
     last_error = what;
   } catch (...) {
@@ -31,19 +45,18 @@ gemvtune_status fail(gemvtune_status status, const char* what) {
   return status;
 }
 
-// Called inside a catch block: maps the exception in flight to a status.
 gemvtune_status status_of_current_exception() {
   try {
     throw;
-  } catch (const gemvtune::InvalidArgument& e) {
+  } catch (const InvalidArgument& e) {
     return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, e.what());
-  } catch (const gemvtune::NoGpu& e) {
+  } catch (const NoGpu& e) {
     return fail(GEMVTUNE_ERROR_NO_GPU, e.what());
-  } catch (const gemvtune::CudaError& e) {
+  } catch (const CudaError& e) {
     return fail(GEMVTUNE_ERROR_CUDA, e.what());
-  } catch (const gemvtune::CompileError& e) {
+  } catch (const CompileError& e) {
     return fail(GEMVTUNE_ERROR_COMPILE, e.what());
-  } catch (const gemvtune::CacheError& e) {
+  } catch (const CacheError& e) {
     return fail(GEMVTUNE_ERROR_CACHE, e.what());
   } catch (const std::bad_alloc&) {
     return fail(GEMVTUNE_ERROR_INTERNAL, "out of host memory");
@@ -52,6 +65,65 @@ gemvtune_status status_of_current_exception() {
   } catch (...) {
     return fail(GEMVTUNE_ERROR_INTERNAL, "unknown exception");
   }
+}
+
+CheckedProblem check_problem(const gemvtune_problem* p, const char* function) {
+  const gemvtune_problem problem = read_struct(p, sizeof(gemvtune_problem), function, "gemvtune_problem");
+  if (!problem.dtype) throw InvalidArgument(std::string(function) + ": dtype is NULL");
+  CheckedProblem out;
+  out.dtype = parse_dtype(problem.dtype);
+  out.shape = Shape{problem.n, problem.k};
+  check_shape(out.shape);
+  out.m = problem.m == 0 ? 1 : problem.m;
+  if (out.m < 1 || out.m > kMaxBatchRows)
+    throw InvalidArgument("batch M = " + std::to_string(out.m) + " is out of range: 1.." +
+                          std::to_string(kMaxBatchRows) + " rows of x");
+  if (out.m != 1)
+    throw InvalidArgument("batch M > 1 is not supported by this build (M = " + std::to_string(out.m) + ")");
+  if (problem.weights && *problem.weights) {
+    bool plain = false;
+    try {
+      plain = parse_dtype(problem.weights) == out.dtype;
+    } catch (const InvalidArgument&) {
+      // A quantized format name ("int8", "int4g128", ...) or an unknown one: refused below.
+    }
+    if (!plain)
+      throw InvalidArgument("weight format '" + std::string(problem.weights) +
+                            "' is not supported by this build: weights must be of the activation dtype (" +
+                            std::string(to_string(out.dtype)) + ")");
+  }
+  return out;
+}
+
+char* copy_out(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (!out) throw std::bad_alloc();
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+}  // namespace gemvtune::capi
+
+using gemvtune::capi::fail;
+using gemvtune::capi::status_of_current_exception;
+
+namespace {
+
+gemvtune_status create_runtime(gemvtune::RuntimeOptions options, gemvtune_runtime** out) {
+  *out = new gemvtune_runtime{gemvtune::Runtime(std::move(options))};
+  return GEMVTUNE_OK;
+}
+
+gemvtune_status create_plan(gemvtune_runtime* rt, const gemvtune::capi::CheckedProblem& problem,
+                            const char* function, gemvtune_plan** out) {
+  if (!rt) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(function) + ": runtime is NULL");
+  auto handle = std::make_unique<gemvtune_plan>();
+  handle->plan = rt->runtime.plan(problem.shape, problem.dtype);
+  handle->m = problem.m;
+  handle->config_text = gemvtune::to_string(handle->plan->config());
+  handle->source_text = handle->plan->source_text();
+  *out = handle.release();
+  return GEMVTUNE_OK;
 }
 
 }  // namespace
@@ -64,12 +136,39 @@ gemvtune_status gemvtune_runtime_create(const char* cache_path, int device, gemv
     *out = nullptr;
     if (device < 0)
       return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
-                  ("gemvtune_runtime_create: device " + std::to_string(device) + " is negative").c_str());
+                  "gemvtune_runtime_create: device " + std::to_string(device) + " is negative");
     gemvtune::RuntimeOptions options;
     if (cache_path) options.cache_path = cache_path;
     options.device = device;
-    *out = new gemvtune_runtime{gemvtune::Runtime(std::move(options))};
-    return GEMVTUNE_OK;
+    return create_runtime(std::move(options), out);
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+gemvtune_status gemvtune_runtime_create_ex(const gemvtune_runtime_options* options, gemvtune_runtime** out) {
+  try {
+    if (!out) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_runtime_create_ex: out is NULL");
+    *out = nullptr;
+    gemvtune_runtime_options given{};
+    given.struct_size = sizeof given;
+    if (options)
+      given = gemvtune::capi::read_struct(options, sizeof(gemvtune_runtime_options), "gemvtune_runtime_create_ex",
+                                          "gemvtune_runtime_options");
+    if (given.device < 0)
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
+                  "gemvtune_runtime_create_ex: device " + std::to_string(given.device) + " is negative");
+    const unsigned known = GEMVTUNE_NO_SPLIT_K | GEMVTUNE_NO_PDL;
+    if (given.flags & ~known)
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
+                  "gemvtune_runtime_create_ex: unknown flags " + std::to_string(given.flags & ~known));
+    gemvtune::RuntimeOptions o;
+    if (given.cache_path) o.cache_path = given.cache_path;
+    if (given.kernel_store_dir) o.kernel_store_dir = std::string(given.kernel_store_dir);
+    o.device = given.device;
+    o.allow_split_k = !(given.flags & GEMVTUNE_NO_SPLIT_K);
+    o.allow_pdl = !(given.flags & GEMVTUNE_NO_PDL);
+    return create_runtime(std::move(o), out);
   } catch (...) {
     return status_of_current_exception();
   }
@@ -88,17 +187,35 @@ gemvtune_status gemvtune_plan_create(gemvtune_runtime* rt, int64_t n, int64_t k,
   try {
     if (!out) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_plan_create: out is NULL");
     *out = nullptr;
-    if (!dtype) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_plan_create: dtype is NULL");
     // Checked before rt so argument errors are reported the same with or without a GPU.
-    const gemvtune::DType type = gemvtune::parse_dtype(dtype);
-    const gemvtune::Shape shape{n, k};
-    gemvtune::check_shape(shape);
-    if (!rt) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_plan_create: runtime is NULL");
-    auto handle = std::make_unique<gemvtune_plan>();
-    handle->plan = rt->runtime.plan(shape, type);
-    handle->config_text = gemvtune::to_string(handle->plan->config());
-    *out = handle.release();
+    gemvtune_problem problem{};
+    problem.struct_size = sizeof problem;
+    problem.m = 1;
+    problem.n = n;
+    problem.k = k;
+    problem.dtype = dtype;
+    const auto checked = gemvtune::capi::check_problem(&problem, "gemvtune_plan_create");
+    return create_plan(rt, checked, "gemvtune_plan_create", out);
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+gemvtune_status gemvtune_problem_check(const gemvtune_problem* problem) {
+  try {
+    gemvtune::capi::check_problem(problem, "gemvtune_problem_check");
     return GEMVTUNE_OK;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+gemvtune_status gemvtune_plan_create_ex(gemvtune_runtime* rt, const gemvtune_problem* problem, gemvtune_plan** out) {
+  try {
+    if (!out) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_plan_create_ex: out is NULL");
+    *out = nullptr;
+    const auto checked = gemvtune::capi::check_problem(problem, "gemvtune_plan_create_ex");
+    return create_plan(rt, checked, "gemvtune_plan_create_ex", out);
   } catch (...) {
     return status_of_current_exception();
   }
@@ -122,11 +239,41 @@ gemvtune_status gemvtune_plan_launch(const gemvtune_plan* plan, CUdeviceptr w, C
   }
 }
 
-const char* gemvtune_plan_config(const gemvtune_plan* plan) {
-  return plan ? plan->config_text.c_str() : "";
+gemvtune_status gemvtune_plan_launch_ex(const gemvtune_plan* plan, const gemvtune_operands* operands,
+                                        CUstream stream) {
+  try {
+    const char* fn = "gemvtune_plan_launch_ex";
+    if (!plan) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": plan is NULL");
+    const gemvtune_operands o =
+        gemvtune::capi::read_struct(operands, sizeof(gemvtune_operands), fn, "gemvtune_operands");
+    if (o.scales || o.zeros)
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
+                  std::string(fn) + ": scales and zeros are for quantized weight formats; this plan's weights are " +
+                      std::string(gemvtune::to_string(plan->plan->dtype())));
+    const gemvtune::Shape& s = plan->plan->shape();
+    if (o.ldx != 0 && o.ldx < s.k)
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": ldx " + std::to_string(o.ldx) +
+                                                       " is less than K = " + std::to_string(s.k));
+    if (o.ldy != 0 && o.ldy < s.n)
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": ldy " + std::to_string(o.ldy) +
+                                                       " is less than N = " + std::to_string(s.n));
+    // m is 1 in this build (check_problem), so the row strides of x and y are not used.
+    plan->plan->launch(o.w, o.x, o.y, stream, o.ld);
+    return GEMVTUNE_OK;
+  } catch (...) {
+    return status_of_current_exception();
+  }
 }
 
-const char* gemvtune_last_error(void) { return last_error.c_str(); }
+const char* gemvtune_plan_config(const gemvtune_plan* plan) { return plan ? plan->config_text.c_str() : ""; }
+
+const char* gemvtune_plan_source(const gemvtune_plan* plan) { return plan ? plan->source_text.c_str() : ""; }
+
+int gemvtune_plan_stream_concurrent(const gemvtune_plan* plan) {
+  return plan && plan->plan->stream_concurrent() ? 1 : 0;
+}
+
+const char* gemvtune_last_error(void) { return gemvtune::capi::last_error.c_str(); }
 
 const char* gemvtune_status_name(gemvtune_status status) {
   switch (status) {
@@ -140,5 +287,9 @@ const char* gemvtune_status_name(gemvtune_status status) {
   }
   return "unknown status";
 }
+
+const char* gemvtune_version(void) { return GEMVTUNE_VERSION_STRING; }
+
+void gemvtune_free(char* text) { std::free(text); }
 
 }  // extern "C"

@@ -1,6 +1,8 @@
 // The C API without a GPU: errors come back as statuses with a message, never as a crash.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "gemvtune/gemvtune.h"
@@ -37,6 +39,174 @@ TEST(CApi, BadDtypeShapeAndNullHandlesAreInvalidArguments) {
   EXPECT_STREQ(gemvtune_plan_config(nullptr), "");
   gemvtune_plan_destroy(nullptr);
   EXPECT_STREQ(gemvtune_status_name(GEMVTUNE_ERROR_COMPILE), "GEMVTUNE_ERROR_COMPILE");
+}
+
+gemvtune_problem problem(int64_t m, int64_t n, int64_t k, const char* dtype, const char* weights = nullptr) {
+  gemvtune_problem p{};
+  p.struct_size = sizeof p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.dtype = dtype;
+  p.weights = weights;
+  return p;
+}
+
+std::string last_error() { return gemvtune_last_error(); }
+
+TEST(CApi, ProblemCheckAcceptsWhatThisBuildRuns) {
+  gemvtune_problem p = problem(1, 4096, 4096, "bf16");
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+  p.m = 0;  // zero-filled means 1
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+  p.weights = "";
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+  p.weights = "bfloat16";  // an alias of the activation dtype is plain weights too
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+}
+
+// Until batch M > 1 and quantized weights land in the runtime, the C API refuses them with a
+// message that says so (the Python layer falls back to torch on it).
+TEST(CApi, BatchAndQuantizedWeightsAreRefusedByThisBuild) {
+  gemvtune_problem p = problem(4, 4096, 4096, "bf16");
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("batch M > 1 is not supported by this build"), std::string::npos) << last_error();
+  p.m = 17;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("out of range"), std::string::npos) << last_error();
+  p.m = -1;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  for (const char* format : {"int8", "fp8", "int4g128", "fp16"}) {
+    p = problem(1, 4096, 4096, "bf16", format);
+    EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT) << format;
+    EXPECT_NE(last_error().find(std::string("weight format '") + format + "' is not supported by this build"),
+              std::string::npos)
+        << last_error();
+  }
+  gemvtune_plan* plan = reinterpret_cast<gemvtune_plan*>(0x1);
+  p = problem(2, 4096, 4096, "bf16");
+  EXPECT_EQ(gemvtune_plan_create_ex(nullptr, &p, &plan), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(last_error().find("batch M > 1"), std::string::npos) << last_error();
+}
+
+TEST(CApi, StructSizeIsChecked) {
+  gemvtune_problem p = problem(1, 8, 8, "bf16");
+  p.struct_size = sizeof(size_t);
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("struct_size"), std::string::npos) << last_error();
+  // A newer caller's larger struct: accepted when the fields this build does not know are zero.
+  struct Newer {
+    gemvtune_problem base;
+    int64_t group_size;
+  } newer{};
+  newer.base = problem(1, 8, 8, "bf16");
+  newer.base.struct_size = sizeof newer;
+  EXPECT_EQ(gemvtune_problem_check(&newer.base), GEMVTUNE_OK) << last_error();
+  newer.group_size = 128;
+  EXPECT_EQ(gemvtune_problem_check(&newer.base), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("does not know"), std::string::npos) << last_error();
+  EXPECT_EQ(gemvtune_problem_check(nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CApi, StructEntryPointsReportArgumentErrorsWithoutAGpu) {
+  gemvtune_plan* plan = nullptr;
+  gemvtune_problem p = problem(1, 8, 8, "bf16");
+  EXPECT_EQ(gemvtune_plan_create_ex(nullptr, &p, nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gemvtune_plan_create_ex(nullptr, &p, &plan), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("runtime is NULL"), std::string::npos) << last_error();
+  gemvtune_operands o{};
+  o.struct_size = sizeof o;
+  EXPECT_EQ(gemvtune_plan_launch_ex(nullptr, &o, nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  gemvtune_runtime_options options{};
+  options.struct_size = sizeof options;
+  options.flags = 64;
+  gemvtune_runtime* rt = nullptr;
+  EXPECT_EQ(gemvtune_runtime_create_ex(&options, &rt), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("unknown flags"), std::string::npos) << last_error();
+  options.flags = 0;
+  options.device = -2;
+  EXPECT_EQ(gemvtune_runtime_create_ex(&options, &rt), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  if (!gemvtune::jit::driver_available()) {
+    options.device = 0;
+    EXPECT_EQ(gemvtune_runtime_create_ex(&options, &rt), GEMVTUNE_ERROR_NO_GPU);
+    EXPECT_EQ(gemvtune_runtime_create_ex(nullptr, &rt), GEMVTUNE_ERROR_NO_GPU);
+    EXPECT_EQ(rt, nullptr);
+  }
+  EXPECT_STREQ(gemvtune_plan_source(nullptr), "");
+  EXPECT_EQ(gemvtune_plan_stream_concurrent(nullptr), 0);
+  EXPECT_STRNE(gemvtune_version(), "");
+}
+
+// The cache commands without a GPU: list, import, export and query (for a named GPU model)
+// through the C API on a temporary cache; errors carry the CLI's messages.
+TEST(CApi, CacheCommandsWithoutAGpu) {
+  const std::string dir = ::testing::TempDir() + "gemvtune_c_api_cache";
+  std::remove((dir + "/c.sqlite").c_str());
+  std::string cmd = "mkdir -p '" + dir + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string db = dir + "/c.sqlite", doc_path = dir + "/in.json";
+  char* json = reinterpret_cast<char*>(0x1);
+  ASSERT_EQ(gemvtune_cache_list(db.c_str(), &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("\"tuned\": []"), std::string::npos) << json;
+  gemvtune_free(json);
+
+  EXPECT_EQ(gemvtune_cache_export(db.c_str(), nullptr, &json), GEMVTUNE_ERROR_CACHE);
+  EXPECT_EQ(json, nullptr);
+  EXPECT_NE(last_error().find("does not exist"), std::string::npos) << last_error();
+
+  EXPECT_EQ(gemvtune_cache_import(db.c_str(), (dir + "/missing.json").c_str(), &json),
+            GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("cannot open"), std::string::npos) << last_error();
+
+  {
+    FILE* f = std::fopen(doc_path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"format\": \"gemvtune-cache\", \"format_version\": 1, \"tuned\": [], \"peaks\": []}", f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(gemvtune_cache_import(db.c_str(), doc_path.c_str(), &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("\"added\": 0"), std::string::npos) << json;
+  gemvtune_free(json);
+  ASSERT_EQ(gemvtune_cache_export(db.c_str(), nullptr, &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("gemvtune-cache"), std::string::npos) << json;
+  gemvtune_free(json);
+
+  gemvtune_problem p = problem(1, 4096, 4096, "bf16");
+  ASSERT_EQ(gemvtune_query(db.c_str(), &p, 0, "NVIDIA H200/132sm/cc9.0", &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("\"source\": \"default\""), std::string::npos) << json;
+  gemvtune_free(json);
+  EXPECT_EQ(gemvtune_query(db.c_str(), &p, 0, "H200", &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("bad GPU 'H200'"), std::string::npos) << last_error();
+
+  int64_t n = 0, k = 0;
+  EXPECT_EQ(gemvtune_parse_shape("4096x14336", &n, &k), GEMVTUNE_OK);
+  EXPECT_EQ(n, 4096);
+  EXPECT_EQ(k, 14336);
+  EXPECT_EQ(gemvtune_parse_shape("4096", &n, &k), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gemvtune_find_preset("nope", &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("unknown preset 'nope'"), std::string::npos) << last_error();
+  ASSERT_EQ(gemvtune_presets(&json), GEMVTUNE_OK);
+  EXPECT_NE(std::string(json).find("llama-3.1-8b"), std::string::npos);
+  gemvtune_free(json);
+
+  gemvtune_tune_options options{};
+  options.struct_size = sizeof options;
+  options.db = db.c_str();
+  options.strategy = "fast";
+  EXPECT_EQ(gemvtune_tune(&p, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("unknown strategy 'fast'"), std::string::npos) << last_error();
+  options.strategy = nullptr;
+  gemvtune_problem batch = problem(8, 4096, 4096, "bf16");
+  EXPECT_EQ(gemvtune_tune(&batch, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gemvtune_tune(&p, 0, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  if (!gemvtune::jit::driver_available()) {
+    EXPECT_EQ(gemvtune_tune(&p, 1, &options, &json), GEMVTUNE_ERROR_NO_GPU);
+    EXPECT_EQ(gemvtune_peak(db.c_str(), 0, &json), GEMVTUNE_ERROR_NO_GPU);
+    int count = -1;
+    EXPECT_EQ(gemvtune_device_count(&count), GEMVTUNE_ERROR_NO_GPU);
+  }
+  EXPECT_EQ(gemvtune_cache_list(db.c_str(), nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -1,0 +1,373 @@
+// The C API's cache commands (gemvtune.h, "the offline side"): tune, query, list, export,
+// import, peak and the presets, each answering with the JSON document of the matching CLI
+// command with --json (cli/cmd_*.cpp) and failing with the message the CLI prints.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cache/json_records.hpp"
+#include "gemvtune/cache.hpp"
+#include "gemvtune/gemvtune.h"
+#include "gemvtune/generator.hpp"
+#include "gemvtune/presets.hpp"
+#include "gemvtune/tuner.hpp"
+#include "jit/cuda_handles.hpp"
+#include "runtime/c_api_internal.hpp"
+
+namespace gemvtune::capi {
+namespace {
+
+using Json = cache::Json;
+
+std::string db_path(const char* given) {
+  return given && *given ? std::string(given) : TuningCache::default_path();
+}
+
+// Records as `export` writes them; candidates dropped unless asked for (cli/cache_commands.hpp).
+Json record_json(const TuneRecord& r, bool with_candidates) {
+  cache::CacheDocument doc;
+  doc.tuned.push_back(r);
+  Json j = cache::encode_document(doc)["tuned"][0];
+  if (!with_candidates) j.erase("candidates");
+  return j;
+}
+
+Json peak_json(const PeakRecord& p) {
+  cache::CacheDocument doc;
+  doc.peaks.push_back(p);
+  return cache::encode_document(doc)["peaks"][0];
+}
+
+// "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key()) back into its parts; the name may hold '/'.
+GpuIdentity parse_gpu_key(const std::string& text) {
+  auto bad = [&] {
+    return InvalidArgument("bad GPU '" + text +
+                           "': expected NAME/<SMs>sm/cc<major>.<minor>, e.g. 'NVIDIA H200/132sm/cc9.0'");
+  };
+  const auto cc = text.rfind('/');
+  if (cc == std::string::npos || cc == 0) throw bad();
+  const auto sm = text.rfind('/', cc - 1);
+  if (sm == std::string::npos || sm == 0) throw bad();
+  GpuIdentity id;
+  id.name = text.substr(0, sm);
+  const std::string sm_text = text.substr(sm + 1, cc - sm - 1), cc_text = text.substr(cc + 1);
+  int major = 0, minor = 0, sms = 0;
+  char tail = 0;
+  if (std::sscanf(sm_text.c_str(), "%dsm%c", &sms, &tail) != 1 || sm_text != std::to_string(sms) + "sm") throw bad();
+  if (std::sscanf(cc_text.c_str(), "cc%d.%d%c", &major, &minor, &tail) != 2 ||
+      cc_text != "cc" + std::to_string(major) + "." + std::to_string(minor))
+    throw bad();
+  id.sm_count = sms;
+  id.cc_major = major;
+  id.cc_minor = minor;
+  if (id.key() != text || sms <= 0) throw bad();
+  return id;
+}
+
+Json outcome_json(const JobOutcome& o) {
+  static const char* const kStatus[] = {"tuned", "skipped", "failed"};
+  Json j{{"shape", to_string(o.job.shape)},
+         {"n", o.job.shape.n},
+         {"k", o.job.shape.k},
+         {"dtype", std::string(to_string(o.job.dtype))},
+         {"gpu", o.gpu.key()},
+         {"device", o.device},
+         {"status", kStatus[static_cast<int>(o.status)]}};
+  if (o.status == JobStatus::tuned) {
+    const ShapeResult& r = *o.result;
+    j["config"] = r.record.config;
+    j["time_us"] = r.record.time_us;
+    j["gbps"] = r.record.gbps;
+    j["pct_of_ceiling"] = r.record.pct_of_ceiling;
+    j["measured"] = r.measured;
+    j["space"] = r.space_size;
+    j["strategy"] = r.record.strategy;
+    j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
+    j["seconds"] = r.seconds;
+    j["record"] = record_json(r.record, true);
+  } else if (o.status == JobStatus::skipped) {
+    j["config"] = o.existing->config;
+    j["time_us"] = o.existing->time_us;
+    j["gbps"] = o.existing->gbps;
+    j["pct_of_ceiling"] = o.existing->pct_of_ceiling;
+    j["strategy"] = o.existing->strategy;
+  } else {
+    j["error"] = o.error;
+  }
+  return j;
+}
+
+Json preset_json(const Preset& p) {
+  Json shapes = Json::array();
+  for (const PresetShape& s : p.shapes) shapes.push_back(Json{{"n", s.shape.n}, {"k", s.shape.k}, {"layers", s.layers}});
+  return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
+}
+
+// Runs body (which fills json), guarding the out parameter the same way in every function.
+template <typename F>
+gemvtune_status answer(const char* function, char** json_out, F&& body) {
+  try {
+    if (!json_out) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(function) + ": json_out is NULL");
+    *json_out = nullptr;
+    const std::string text = body();
+    *json_out = copy_out(text);
+    return GEMVTUNE_OK;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+}  // namespace
+}  // namespace gemvtune::capi
+
+using namespace gemvtune;
+using capi::Json;
+
+extern "C" {
+
+gemvtune_status gemvtune_default_cache_path(char** out) {
+  return capi::answer("gemvtune_default_cache_path", out, [] { return TuningCache::default_path(); });
+}
+
+gemvtune_status gemvtune_device_count(int* out) {
+  try {
+    if (!out) return capi::fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_device_count: out is NULL");
+    *out = 0;
+    *out = jit::device_count();
+    return GEMVTUNE_OK;
+  } catch (...) {
+    return capi::status_of_current_exception();
+  }
+}
+
+gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
+  return capi::answer("gemvtune_cache_list", json_out, [&] {
+    const std::string path = capi::db_path(db);
+    Json tuned = Json::array(), ceilings = Json::array();
+    if (std::filesystem::exists(path)) {  // no file yet: nothing tuned, not an error
+      const TuningCache cache(path, CacheMode::read_only);
+      std::set<std::string> seen;
+      for (const TuneRecord& r : cache.list()) {
+        tuned.push_back(capi::record_json(r, false));
+        if (seen.insert(r.key.gpu.key()).second)
+          if (auto p = cache.peak(r.key.gpu)) ceilings.push_back(capi::peak_json(*p));
+      }
+    }
+    return Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings}}.dump(2);
+  });
+}
+
+gemvtune_status gemvtune_cache_export(const char* db, const char* out_path, char** json_out) {
+  return capi::answer("gemvtune_cache_export", json_out, [&] {
+    const TuningCache cache(capi::db_path(db), CacheMode::read_only);
+    if (!out_path || !*out_path) {
+      std::ostringstream text;
+      cache.export_json(text);
+      return text.str();
+    }
+    // Written beside the target and renamed into place, as `gemvtune export --out` does.
+    const std::string target = out_path, partial = target + ".partial";
+    {
+      std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+      if (!out) throw Error("cannot write '" + partial + "'");
+      try {
+        cache.export_json(out);
+        out.close();
+        if (!out) throw Error("writing '" + partial + "' failed");
+      } catch (...) {
+        std::remove(partial.c_str());
+        throw;
+      }
+    }
+    if (std::rename(partial.c_str(), target.c_str()) != 0) {
+      std::remove(partial.c_str());
+      throw Error("cannot rename '" + partial + "' to '" + target + "'");
+    }
+    return Json{{"db", cache.path()}, {"out", target}, {"entries", cache.list().size()}}.dump(2);
+  });
+}
+
+gemvtune_status gemvtune_cache_import(const char* db, const char* path, char** json_out) {
+  return capi::answer("gemvtune_cache_import", json_out, [&] {
+    if (!path || !*path) throw InvalidArgument("gemvtune_cache_import: no file given");
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw InvalidArgument("cannot open '" + std::string(path) + "'");
+    TuningCache cache(capi::db_path(db), CacheMode::read_write);
+    const TuningCache::ImportStats stats = cache.import_json(file);
+    return Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
+                {"kept", stats.kept}}
+        .dump(2);
+  });
+}
+
+gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, int device, const char* gpu_key,
+                               char** json_out) {
+  return capi::answer("gemvtune_query", json_out, [&] {
+    const capi::CheckedProblem p = capi::check_problem(problem, "gemvtune_query");
+    const GpuIdentity gpu = gpu_key && *gpu_key ? capi::parse_gpu_key(gpu_key) : jit::read_gpu_info(device).id;
+    const std::string path = capi::db_path(db);
+    std::optional<TuningCache> cache;  // no cache file yet: the model's default
+    if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
+    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype);
+    return Json{{"shape", to_string(p.shape)},
+                {"dtype", std::string(to_string(p.dtype))},
+                {"gpu", gpu.key()},
+                {"template_version", template_version()},
+                {"config", to_string(r.config)},
+                {"source", std::string(to_string(r.source))},
+                {"source_text", r.source_text},
+                {"db", path},
+                {"record", r.record ? capi::record_json(*r.record, false) : Json(nullptr)}}
+        .dump(2);
+  });
+}
+
+gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
+  return capi::answer("gemvtune_peak", json_out, [&] {
+    const std::string path = capi::db_path(db);
+    jit::Context ctx(device);
+    const PeakRecord p = measure_peak(ctx);
+    TuningCache cache(path, CacheMode::read_write);
+    const std::optional<PeakRecord> before = cache.peak(p.gpu);
+    cache.store_peak(p);
+    return Json{{"db", path},
+                {"gpu", p.gpu.key()},
+                {"gbps", p.gbps},
+                {"bytes", p.bytes},
+                {"runs", PeakOptions{}.runs},
+                {"previous_gbps", before ? Json(before->gbps) : Json(nullptr)},
+                {"peak", capi::peak_json(p)}}
+        .dump(2);
+  });
+}
+
+gemvtune_status gemvtune_presets(char** json_out) {
+  return capi::answer("gemvtune_presets", json_out, [] {
+    Json out = Json::array();
+    for (const Preset& p : presets()) out.push_back(capi::preset_json(p));
+    return out.dump(2);
+  });
+}
+
+gemvtune_status gemvtune_find_preset(const char* name, char** json_out) {
+  return capi::answer("gemvtune_find_preset", json_out, [&] {
+    if (!name) throw InvalidArgument("gemvtune_find_preset: name is NULL");
+    return capi::preset_json(find_preset(name)).dump(2);
+  });
+}
+
+gemvtune_status gemvtune_parse_shape(const char* text, int64_t* n, int64_t* k) {
+  try {
+    if (!text || !n || !k) return capi::fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, "gemvtune_parse_shape: NULL argument");
+    const Shape s = parse_shape(text);
+    *n = s.n;
+    *k = s.k;
+    return GEMVTUNE_OK;
+  } catch (...) {
+    return capi::status_of_current_exception();
+  }
+}
+
+gemvtune_status gemvtune_read_shape_file(const char* path, char** json_out) {
+  return capi::answer("gemvtune_read_shape_file", json_out, [&] {
+    if (!path) throw InvalidArgument("gemvtune_read_shape_file: path is NULL");
+    Json out = Json::array();
+    for (const Shape& s : read_shape_file(path)) out.push_back(Json{{"n", s.n}, {"k", s.k}});
+    return out.dump();
+  });
+}
+
+gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, const gemvtune_tune_options* options,
+                              char** json_out) {
+  return capi::answer("gemvtune_tune", json_out, [&] {
+    const char* fn = "gemvtune_tune";
+    // Everything is checked before any GPU or file is touched, as `gemvtune tune` does.
+    gemvtune_tune_options given{};
+    given.struct_size = sizeof given;
+    if (options) given = capi::read_struct(options, sizeof(gemvtune_tune_options), fn, "gemvtune_tune_options");
+    if (given.reserved != 0) throw InvalidArgument(std::string(fn) + ": gemvtune_tune_options.reserved must be 0");
+    if (count > 0 && !problems) throw InvalidArgument(std::string(fn) + ": problems is NULL");
+    std::vector<TuneJob> jobs;
+    for (size_t i = 0; i < count; ++i) {
+      const capi::CheckedProblem p = capi::check_problem(&problems[i], fn);
+      const TuneJob job{p.shape, p.dtype};
+      bool seen = false;
+      for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype);
+      if (!seen) jobs.push_back(job);
+    }
+    if (jobs.empty()) throw InvalidArgument("no shapes to tune");
+    TuneOptions tune_options;
+    tune_options.strategy = parse_strategy(given.strategy && *given.strategy ? given.strategy : "model");
+    std::vector<int> devices;
+    if (given.device_count > 0 && !given.devices) throw InvalidArgument(std::string(fn) + ": devices is NULL");
+    for (size_t i = 0; i < given.device_count; ++i) {
+      const int d = given.devices[i];
+      if (d < 0) throw InvalidArgument("bad device " + std::to_string(d) + ": GPU ordinals are 0 or more");
+      for (int seen : devices)
+        if (seen == d) throw InvalidArgument("device " + std::to_string(d) + " is listed twice");
+      devices.push_back(d);
+    }
+    if (devices.empty()) devices.push_back(0);
+    const std::string path = capi::db_path(given.db);
+
+    // tune_on_devices serializes the callbacks; the mutex also orders them with the caller.
+    std::mutex emit_mutex;
+    auto emit = [&](const Json& event) {
+      if (!given.on_event) return;
+      const std::string text = event.dump();
+      std::lock_guard<std::mutex> lock(emit_mutex);
+      given.on_event(text.c_str(), given.user);
+    };
+    TuneCallbacks callbacks;
+    callbacks.on_start = [&](std::size_t jobs_left, std::size_t planned) {
+      emit(Json{{"event", "start"}, {"jobs", jobs_left}, {"planned", planned}, {"db", path},
+                {"strategy", std::string(to_string(tune_options.strategy))}, {"devices", devices}});
+    };
+    callbacks.on_progress = [&](const TuneProgress& p) {
+      emit(Json{{"event", "progress"},
+                {"device", p.device},
+                {"shape", to_string(p.job.shape)},
+                {"dtype", std::string(to_string(p.job.dtype))},
+                {"measured", p.measured},
+                {"planned", p.planned},
+                {"budget", p.budget},
+                {"best_config", p.best_config},
+                {"best_us", p.best_us}});
+    };
+    callbacks.on_outcome = [&](const JobOutcome& o) {
+      Json event = capi::outcome_json(o);
+      event.erase("record");  // the full record comes with the result
+      Json tagged{{"event", "outcome"}};
+      for (auto& item : event.items()) tagged[item.key()] = item.value();
+      emit(tagged);
+    };
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<JobOutcome> outcomes = tune_on_devices(jobs, devices, path, tune_options, given.force != 0, callbacks);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::size_t tuned = 0, skipped = 0, failed = 0;
+    Json shapes = Json::array();
+    for (const auto& o : outcomes) {
+      ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
+      shapes.push_back(capi::outcome_json(o));
+    }
+    return Json{{"db", path},
+                {"strategy", std::string(to_string(tune_options.strategy))},
+                {"template_version", template_version()},
+                {"tuned", tuned},
+                {"skipped", skipped},
+                {"failed", failed},
+                {"seconds", seconds},
+                {"shapes", std::move(shapes)}}
+        .dump(2);
+  });
+}
+
+}  // extern "C"
