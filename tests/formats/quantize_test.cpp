@@ -187,6 +187,24 @@ TEST(Quantize, Int4PackedBytes) {
   for (std::int64_t c = 0; c < k; ++c) EXPECT_EQ(dequantize(p, 0, c), w[c]);
 }
 
+TEST(Quantize, Int4ZeroTiesRoundUp) {
+  // lo = -2.5, hi = 12.5: scale exactly 1 and -lo / s = 2.5, a tie. Rounding it to even (2)
+  // would put hi at 14.5, which rounds to code 14 and breaks the fixed point; half up gives
+  // zero 3, codes 0 and 15.
+  std::vector<float> w(32, 0.f);
+  w[0] = -2.5f;
+  w[1] = 12.5f;
+  for (DType a : kAllDTypes) {
+    const PackedWeights p = quantize(host_matrix(w.data(), 1, 32), WeightFormat::int4_g32, a);
+    EXPECT_EQ(weight_scale(p, 0, 0), 1.0);
+    EXPECT_EQ(weight_zero(p, 0, 0), 3.0);
+    EXPECT_EQ(weight_code(p, 0, 0), 0);
+    EXPECT_EQ(weight_code(p, 0, 1), 15);
+    const std::vector<double> d = dequantize(p);
+    EXPECT_TRUE(quantize(host_matrix(d.data(), 1, 32), WeightFormat::int4_g32, a) == p);
+  }
+}
+
 TEST(Quantize, SpecialRowsAndGroups) {
   // Row 0 all zero; row 1 all positive; row 2 all negative.
   const std::int64_t k = 32;
