@@ -65,10 +65,13 @@ void CublasGemv::launch(DType t, const jit::GemvOperands& op, CUstream stream) {
   const cudaDataType type = t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
   const float alpha = 1.f, beta = 0.f;
   check(m.set_stream(m.handle, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
-  check(m.gemm(m.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(op.shape.n), 1, static_cast<int>(op.shape.k),
+  // Batch: X (m x K row-major) is K x m column-major with leading dimension ldx, and Y (m x N
+  // row-major) is N x m column-major with leading dimension ldy.
+  const int ldx = static_cast<int>(op.ldx ? op.ldx : op.shape.k), ldy = static_cast<int>(op.ldy ? op.ldy : op.shape.n);
+  check(m.gemm(m.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(op.shape.n), op.m, static_cast<int>(op.shape.k),
                &alpha, reinterpret_cast<const void*>(op.w), type, static_cast<int>(op.ld),
-               reinterpret_cast<const void*>(op.x), type, static_cast<int>(op.shape.k), &beta,
-               reinterpret_cast<void*>(op.y), type, static_cast<int>(op.shape.n), CUBLAS_COMPUTE_32F,
+               reinterpret_cast<const void*>(op.x), type, ldx, &beta,
+               reinterpret_cast<void*>(op.y), type, ldy, CUBLAS_COMPUTE_32F,
                CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
 }

@@ -1,5 +1,5 @@
-// cuBLAS at batch 1, the baseline of `gemvtune bench`: y = W x through cublasGemmEx with the
-// same dtype and fp32 compute. libcublas is loaded with dlopen by the bench alone, so neither
+// cuBLAS, the baseline of `gemvtune bench`: Y = X W^T (y = W x at batch 1) through
+// cublasGemmEx with the same dtype and fp32 compute. libcublas is loaded with dlopen by the bench alone, so neither
 // the library nor the CLI needs cuBLAS to start.
 #pragma once
 #include <cuda.h>
@@ -20,8 +20,8 @@ class CublasGemv {
   CublasGemv(const CublasGemv&) = delete;
   CublasGemv& operator=(const CublasGemv&) = delete;
 
-  // Enqueues y = W x on `stream`. W row-major N x K with row stride ld is, to column-major
-  // cuBLAS, a K x N matrix with leading dimension ld: y = A^T x, one GEMM with n = 1.
+  // Enqueues Y = X W^T on `stream`. W row-major N x K with row stride ld is, to column-major
+  // cuBLAS, a K x N matrix with leading dimension ld: Y^T = A^T X^T, one GEMM with n = m.
   void launch(DType t, const jit::GemvOperands& op, CUstream stream);
 
  private:

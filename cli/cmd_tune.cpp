@@ -14,6 +14,7 @@
 #include "cli/text_table.hpp"
 #include "gemvtune/generator.hpp"
 #include "gemvtune/presets.hpp"
+#include "cli/batch_option.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
 #include "tuner/progress.hpp"
@@ -78,7 +79,7 @@ void print_presets(std::ostream& out) {
   }
 }
 
-std::string job_name(const TuneJob& j) { return to_string(j.shape) + " " + std::string(to_string(j.dtype)); }
+std::string job_name(const TuneJob& j) { return to_string(j); }
 
 // What happened to one job, as one line for the person watching.
 std::string outcome_line(const JobOutcome& o) {
@@ -104,6 +105,7 @@ Json outcome_json(const JobOutcome& o) {
   Json j{{"shape", to_string(o.job.shape)},
          {"n", o.job.shape.n},
          {"k", o.job.shape.k},
+         {"batch", o.job.batch},
          {"dtype", std::string(to_string(o.job.dtype))},
          {"gpu", o.gpu.key()},
          {"device", o.device},
@@ -136,8 +138,8 @@ void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
   std::set<std::string> gpus;
   for (const auto& o : outcomes) gpus.insert(o.gpu.key());
   const bool show_gpu = gpus.size() > 1;
-  std::vector<std::string> header = {"shape", "dtype", "config", "us", "GB/s", "% ceiling", "measured/space", "strategy"};
-  std::vector<bool> right = {false, false, false, true, true, true, true, false};
+  std::vector<std::string> header = {"shape", "M", "dtype", "config", "us", "GB/s", "% ceiling", "measured/space", "strategy"};
+  std::vector<bool> right = {false, true, false, false, true, true, true, true, false};
   if (show_gpu) {
     header.insert(header.begin(), "gpu");
     right.insert(right.begin(), false);
@@ -147,15 +149,16 @@ void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
     std::vector<std::string> row;
     if (o.status == JobStatus::tuned) {
       const TuneRecord& r = o.result->record;
-      row = {to_string(o.job.shape), std::string(to_string(o.job.dtype)), r.config, fixed("%.2f", r.time_us),
-             fixed("%.0f", r.gbps), fixed("%.1f", r.pct_of_ceiling),
+      row = {to_string(o.job.shape), std::to_string(o.job.batch), std::string(to_string(o.job.dtype)), r.config,
+             fixed("%.2f", r.time_us), fixed("%.0f", r.gbps), fixed("%.1f", r.pct_of_ceiling),
              std::to_string(o.result->measured) + "/" + std::to_string(o.result->space_size), r.strategy};
     } else if (o.status == JobStatus::skipped) {
       const TuneRecord& r = *o.existing;
-      row = {to_string(o.job.shape), std::string(to_string(o.job.dtype)), r.config, fixed("%.2f", r.time_us),
-             fixed("%.0f", r.gbps), fixed("%.1f", r.pct_of_ceiling), "cached", r.strategy};
+      row = {to_string(o.job.shape), std::to_string(o.job.batch), std::string(to_string(o.job.dtype)), r.config,
+             fixed("%.2f", r.time_us), fixed("%.0f", r.gbps), fixed("%.1f", r.pct_of_ceiling), "cached", r.strategy};
     } else {
-      row = {to_string(o.job.shape), std::string(to_string(o.job.dtype)), "FAILED", "-", "-", "-", "-", "-"};
+      row = {to_string(o.job.shape), std::to_string(o.job.batch), std::string(to_string(o.job.dtype)), "FAILED",
+             "-", "-", "-", "-", "-"};
     }
     if (show_gpu) row.insert(row.begin(), o.gpu.key());
     table.add(row);
@@ -166,7 +169,7 @@ void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
 
 int cmd_tune(const std::vector<std::string>& args) {
   po::options_description desc("tune options");
-  std::vector<std::string> shape_texts, preset_names, dtype_texts;
+  std::vector<std::string> shape_texts, preset_names, dtype_texts, batch_texts;
   std::string shapes_file, strategy_text, db, devices_text;
   desc.add_options()
       ("shape", po::value(&shape_texts), "shape NxK to tune, e.g. 4096x14336 (repeatable)")
@@ -174,6 +177,7 @@ int cmd_tune(const std::vector<std::string>& args) {
       ("preset", po::value(&preset_names), "the shapes of a model, e.g. llama-3.1-8b (repeatable; see --list-presets)")
       ("list-presets", "list the model presets and their shapes, then exit")
       ("dtype", po::value(&dtype_texts), "fp32, fp16 or bf16; repeatable or comma-separated (default bf16)")
+      ("batch", po::value(&batch_texts), kBatchHelp)
       ("strategy", po::value(&strategy_text)->default_value("model"),
        "model: measure the analytic model's best 8% and walk to better neighbours, at most 15% of the "
        "space; exhaustive: measure every config")
@@ -183,7 +187,7 @@ int cmd_tune(const std::vector<std::string>& args) {
       ("json", "print the result as JSON on stdout (progress and messages go to stderr)");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
-                    "gemvtune tune [--shape NxK]... [--shapes FILE] [--preset NAME]... [--dtype bf16] "
+                    "gemvtune tune [--shape NxK]... [--shapes FILE] [--preset NAME]... [--batch 1,2,4] [--dtype bf16] "
                     "[--strategy model|exhaustive] [--db PATH] [--force] [--devices 0,1|all] [--json]\n"
                     "With no --shape, --shapes or --preset: --preset " + std::string(kDefaultPreset) + "."))
     return kOk;
@@ -212,9 +216,11 @@ int cmd_tune(const std::vector<std::string>& args) {
   const bool json = vm.count("json") > 0;
   const std::string path = db_path(db);
 
+  const std::vector<int> batches = parse_batches(batch_texts);
   std::vector<TuneJob> jobs;
   for (const Shape& s : shapes)
-    for (DType t : dtypes) jobs.push_back(TuneJob{s, t});
+    for (int m : batches)
+      for (DType t : dtypes) jobs.push_back(TuneJob{s, t, m});
 
   const std::vector<int> devices = parse_devices(devices_text);
   const bool tty = ::isatty(STDERR_FILENO) == 1;

@@ -2,8 +2,10 @@
 // o 4096x4096, fused gate_up 28672x4096, down 4096x14336, then lm_head 128256x4096: 15.01 GB
 // of bf16 weights in distinct buffers) captured in one CUDA graph, through gemvtune with
 // programmatic dependent launch, without it, and through cuBLAS, in one run. Each GEMV reads
-// the previous one's output, as in the model. Prints whole-chain time, GB/s and percent of the
-// read ceiling. Usage: decode_chain [--db PATH] [--layers 32] [--replays 7]
+// the previous one's output, as in the model (at batch M, M rows of it: the next GEMV reads the
+// first K elements of each row, so X's row stride is the previous N). Prints whole-chain time,
+// GB/s of weights and percent of the read ceiling.
+// Usage: decode_chain [--db PATH] [--batch M] [--layers 32] [--replays 7]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU (the test that runs it then skips).
 #include <algorithm>
 #include <cmath>
@@ -25,6 +27,7 @@ struct Step {
   Shape shape;
   int weight;        // index into the weight buffers
   CUdeviceptr x, y;  // activations: each step reads the previous step's output
+  std::int64_t ldx;  // row stride of x: the previous step's N
 };
 
 double median(std::vector<double> v) {
@@ -35,12 +38,14 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   std::string db;
-  int layers = 32, replays = 7;
+  int layers = 32, replays = 7, batch = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--layers")) layers = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--replays")) replays = std::max(1, std::atoi(argv[i + 1]));
   }
+  check_batch(batch);
   std::string why;
   if (!jit::driver_available(&why)) {
     std::printf("decode_chain: skipped, no GPU: %s\n", why.c_str());
@@ -69,7 +74,8 @@ int main(int argc, char** argv) try {
     total_bytes += static_cast<double>(in.w.bytes.size());
   };
   std::vector<GemvInputs> first_layer;
-  for (int i = 0; i < 4; ++i) first_layer.push_back(random_inputs(t, layer_shapes[i], layer_shapes[i].k, 11 + i));
+  for (int i = 0; i < 4; ++i)
+    first_layer.push_back(random_inputs(t, layer_shapes[i], layer_shapes[i].k, 11 + i, i == 0 ? batch : 1));
   // Scale so activations keep their size through 129 products: weights ~ U(-1,1) * sqrt(3/K).
   for (auto& in : first_layer)
     for (std::size_t j = 0; j < in.w.size(); ++j) in.w.set(j, in.w.get(j) * std::sqrt(3.0 / in.shape.k));
@@ -90,34 +96,45 @@ int main(int argc, char** argv) try {
   }
   // Activations: x0, then one output buffer per step kind (each next step reads the first K
   // elements of the previous output).
-  jit::DeviceBuffer x0(4096 * 2), y_qkv(6144 * 2), y_o(4096 * 2), y_gu(28672 * 2), y_down(4096 * 2),
-      y_head(128256 * 2);
+  const std::size_t m = static_cast<std::size_t>(batch);
+  jit::DeviceBuffer x0(m * 4096 * 2), y_qkv(m * 6144 * 2), y_o(m * 4096 * 2), y_gu(m * 28672 * 2),
+      y_down(m * 4096 * 2), y_head(m * 128256 * 2);
   x0.upload(first_layer[0].x.bytes.data(), first_layer[0].x.bytes.size());
   const CUdeviceptr outs[] = {y_qkv.get(), y_o.get(), y_gu.get(), y_down.get()};
   std::vector<Step> steps;
   CUdeviceptr x = x0.get();
+  std::int64_t ldx = 4096;
   for (int l = 0; l < layers; ++l)
     for (int i = 0; i < 4; ++i) {
-      steps.push_back({layer_shapes[i], l * 4 + i, x, outs[i]});
+      steps.push_back({layer_shapes[i], l * 4 + i, x, outs[i], ldx});
       x = outs[i];
+      ldx = layer_shapes[i].n;
     }
-  steps.push_back({lm_head, static_cast<int>(weights.size()) - 1, x, y_head.get()});
+  steps.push_back({lm_head, static_cast<int>(weights.size()) - 1, x, y_head.get(), ldx});
 
   jit::Stream stream;
   bench::CublasGemv cublas;
   const char* names[] = {"gemvtune, PDL", "gemvtune, no PDL", "cuBLAS"};
   std::vector<double> ms(3);
-  std::vector<std::vector<unsigned char>> results(3, std::vector<unsigned char>(128256 * 2));
+  std::vector<std::vector<unsigned char>> results(3, std::vector<unsigned char>(m * 128256 * 2));
   for (int variant = 0; variant < 3; ++variant) {
     Runtime& r = variant == 0 ? rt : rt_plain;
     std::vector<std::shared_ptr<const Plan>> plans;
-    for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t) : nullptr);
+    for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t, batch) : nullptr);
     ctx.make_current();
     jit::CapturedGraph::begin_capture(stream.get());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& s = steps[i];
-      if (variant < 2) plans[i]->launch(weights[s.weight].get(), s.x, s.y, stream.get());
-      else cublas.launch(t, {weights[s.weight].get(), s.x, s.y, s.shape, s.shape.k}, stream.get());
+      if (variant < 2) {
+        Operands op;
+        op.w = weights[s.weight].get();
+        op.x = s.x;
+        op.y = s.y;
+        op.ldx = s.ldx;
+        plans[i]->launch(op, stream.get());
+      } else {
+        cublas.launch(t, {weights[s.weight].get(), s.x, s.y, s.shape, s.shape.k, batch, s.ldx, s.shape.n}, stream.get());
+      }
     }
     jit::CapturedGraph graph = jit::CapturedGraph::end_capture(stream.get());
     graph.replay(stream.get());
@@ -135,10 +152,10 @@ int main(int argc, char** argv) try {
   }
   // The chain's logits through gemvtune must match cuBLAS's (both accumulate in fp32 and round
   // each output to bf16; 129 roundings in sequence leave a few percent of difference).
-  HostArray ours(t, 128256), theirs(t, 128256);
+  HostArray ours(t, m * 128256), theirs(t, m * 128256);
   ours.bytes = results[0];
   theirs.bytes = results[2];
-  std::vector<double> ref(128256);
+  std::vector<double> ref(m * 128256);
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = theirs.get(i);
   double err = 0, norm = 0;
   bool finite = true;
@@ -149,8 +166,8 @@ int main(int argc, char** argv) try {
     norm += ref[i] * ref[i];
   }
   const double rel = std::sqrt(err / norm);
-  std::printf("decode chain: %zu GEMVs, %.2f GB of bf16 weights, %s, %d replays (median)\n", steps.size(),
-              total_bytes / 1e9, rt.gpu().id.name.c_str(), replays);
+  std::printf("decode chain: %zu GEMVs at batch M=%d, %.2f GB of bf16 weights, %s, %d replays (median)\n",
+              steps.size(), batch, total_bytes / 1e9, rt.gpu().id.name.c_str(), replays);
   double ceiling = 0;
   try {
     TuningCache cache(rt.cache_path(), CacheMode::read_only);

@@ -15,6 +15,11 @@ constexpr int kMaxSplitK = 64;
 // on an H200), while 256 B made ptxas spill (r2 u8 with 16-byte loads; the compile test reads
 // ptxas' report).
 constexpr int kMaxBytesInFlightPerThread = 128;
+// Tensor cores: each lane holds two rows (g and g+8) of every 16-row tile, so twice the CUDA
+// cores' budget: r2 u4 (256 B) compiled to ~178 registers without spilling.
+constexpr int kMaxBytesInFlightPerThreadTc = 256;
+// CUDA cores at m > 1: one fp32 accumulator per (row, batch row) held through the loop.
+constexpr int kMaxAccumulators = 32;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
@@ -22,23 +27,26 @@ bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
-         hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2;
+         hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
+         m_tile == o.m_tile;
 }
 
 std::string to_string(const KernelConfig& c) {
-  std::string s = "t" + std::to_string(c.threads) + "_r" + std::to_string(c.rows_per_warp) +
+  std::string s = std::string(c.family == Family::tensor_core ? "tc_" : "") + "t" + std::to_string(c.threads) + "_r" + std::to_string(c.rows_per_warp) +
                   "_kw" + std::to_string(c.k_warps) + "_v" + std::to_string(c.vec_bytes) + "_u" +
                   std::to_string(c.unroll) + "_sk" + std::to_string(c.split_k) +
                   (c.hint == LoadHint::streaming ? "_cs" : "_nc");
   if (c.pdl) s += "_pdl";
   if (c.prefetch_l2) s += "_pf";
+  if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
 
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl or ..._cs_pdl_pf)");
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_m8 or "
+                           "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16)");
   };
   std::vector<std::string_view> fields;
   for (std::size_t start = 0;;) {
@@ -47,8 +55,26 @@ KernelConfig parse_config(std::string_view text) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  if (fields.size() < 7 || fields.size() > 9) throw bad("expected 7 to 9 fields separated by '_'");
   KernelConfig c;
+  if (!fields.empty() && fields.front() == "tc") {
+    c.family = Family::tensor_core;
+    fields.erase(fields.begin());
+  }
+  // Optional trailing m tile; "m1" is never written, so it is refused (one text per config).
+  auto positive = [&](std::string_view f, std::string_view field, int* out) {
+    if (f.empty() || f[0] == '0' || f[0] == '+' || f[0] == '-')
+      throw bad("field '" + std::string(field) + "' needs a positive number without leading zeros");
+    auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), *out);
+    if (ec != std::errc() || end != f.data() + f.size())
+      throw bad("field '" + std::string(field) + "' is not a number");
+  };
+  if (fields.size() >= 8 && !fields.back().empty() && fields.back()[0] == 'm') {
+    const std::string_view f = fields.back();
+    positive(f.substr(1), f, &c.m_tile);
+    if (c.m_tile == 1) throw bad("an m tile of 1 is written by leaving the field out");
+    fields.pop_back();
+  }
+  if (fields.size() < 7 || fields.size() > 9) throw bad("expected 7 to 9 fields separated by '_'");
   struct Num { const char* prefix; int* out; };
   const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
                       {"v", &c.vec_bytes}, {"u", &c.unroll}, {"sk", &c.split_k}};
@@ -56,11 +82,7 @@ KernelConfig parse_config(std::string_view text) {
     std::string_view f = fields[i], p = nums[i].prefix;
     if (f.substr(0, p.size()) != p) throw bad("field " + std::to_string(i + 1) + " must start with '" + std::string(p) + "'");
     f.remove_prefix(p.size());
-    if (f.empty() || f[0] == '0' || f[0] == '+' || f[0] == '-')
-      throw bad("field '" + std::string(fields[i]) + "' needs a positive number without leading zeros");
-    auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), *nums[i].out);
-    if (ec != std::errc() || end != f.data() + f.size())
-      throw bad("field '" + std::string(fields[i]) + "' is not a number");
+    positive(f, fields[i], nums[i].out);
   }
   if (fields[6] == "cs") c.hint = LoadHint::streaming;
   else if (fields[6] == "nc") c.hint = LoadHint::readonly;
@@ -94,22 +116,47 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "split_k " + to_string(c.split_k) + " is outside 1.." + to_string(kMaxSplitK);
   if (c.prefetch_l2 && !c.pdl)
     return "L2 prefetch (pf) is issued while waiting on the previous kernel, so it needs pdl";
+  if (c.m_tile < 1 || c.m_tile > kMaxBatch)
+    return "m tile " + to_string(c.m_tile) + " is outside 1.." + to_string(kMaxBatch);
+  if (c.family == Family::tensor_core) {
+    if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
+    if (c.rows_per_warp != 1 && c.rows_per_warp != 2)
+      return "tensor cores take 1 or 2 16-row tiles per warp, not " + to_string(c.rows_per_warp);
+    if (c.unroll == 8) return "unroll 8 is outside the tensor-core family's 1, 2 or 4";
+    const int in_flight = 2 * c.rows_per_warp * c.unroll * c.vec_bytes;
+    if (in_flight > kMaxBytesInFlightPerThreadTc)
+      return "2 rows x tiles x unroll x 16 = " + to_string(in_flight) + " bytes per thread exceeds the " +
+             to_string(kMaxBytesInFlightPerThreadTc) + "-byte register budget";
+    return std::nullopt;
+  }
   const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
   if (in_flight > kMaxBytesInFlightPerThread)
     return "rows x unroll x vector = " + to_string(in_flight) + " bytes per thread exceeds the " +
            to_string(kMaxBytesInFlightPerThread) + "-byte register budget";
+  if (c.rows_per_warp * c.m_tile > kMaxAccumulators)
+    return "rows x m tile = " + to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
+           to_string(kMaxAccumulators);
   return std::nullopt;
 }
 
-std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s) {
+void check_batch(std::int64_t m) {
+  if (m < 1 || m > kMaxBatch)
+    throw InvalidArgument("batch M=" + std::to_string(m) + " is outside 1.." + std::to_string(kMaxBatch));
+}
+
+std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m) {
   if (auto why = why_invalid(c)) return why;
+  if (m < 1 || m > c.m_tile)
+    return "batch M=" + std::to_string(m) + " is outside the config's m tile 1.." + std::to_string(c.m_tile);
+  if (c.family == Family::tensor_core && t == DType::f32)
+    return "the tensor-core family takes bf16 or fp16, not fp32";
   const int esize = static_cast<int>(dtype_size(t));
   if (c.vec_bytes < esize)
     return "vector width " + std::to_string(c.vec_bytes) + " bytes is narrower than one " +
            std::string(to_string(t)) + " element";
   // Every split must get at least one full warp-wide load along K, or the extra blocks only
   // add partial sums to combine.
-  const std::int64_t warp_chunk = 32LL * (c.vec_bytes / esize);
+  const std::int64_t warp_chunk = c.family == Family::tensor_core ? 32 : 32LL * (c.vec_bytes / esize);
   const std::int64_t chunks = (s.k + warp_chunk - 1) / warp_chunk;
   if (c.split_k > 1 && c.split_k > chunks)
     return "split_k " + std::to_string(c.split_k) + " exceeds the " + std::to_string(chunks) +
@@ -118,32 +165,35 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
 }
 
 std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
-                                          std::int64_t ld, std::uintptr_t x) {
+                                          std::int64_t ld, std::uintptr_t x, std::int64_t ldx) {
   // Checked on every launch: build no string unless something is wrong.
   const auto vb = static_cast<std::uintptr_t>(c.vec_bytes);
   const auto row_bytes = static_cast<std::uintptr_t>(ld) * dtype_size(t);
-  if (w % vb == 0 && row_bytes % vb == 0 && x % vb == 0) return std::nullopt;
+  const auto x_row_bytes = static_cast<std::uintptr_t>(ldx) * dtype_size(t);
+  if (w % vb == 0 && row_bytes % vb == 0 && x % vb == 0 && x_row_bytes % vb == 0) return std::nullopt;
   const std::string v = std::to_string(c.vec_bytes) + "-byte loads need ";
   if (w % vb) return v + "W aligned to " + std::to_string(vb) + " bytes";
   if (row_bytes % vb)
     return v + "a row stride (ld=" + std::to_string(ld) + " elements) that is a multiple of " +
            std::to_string(vb) + " bytes";
-  return v + "x aligned to " + std::to_string(vb) + " bytes";
+  if (x % vb) return v + "x aligned to " + std::to_string(vb) + " bytes";
+  return v + "a row stride of X (ldx=" + std::to_string(ldx) + " elements) that is a multiple of " +
+         std::to_string(vb) + " bytes";
 }
 
 int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, std::int64_t ld,
-                             std::uintptr_t x) {
+                             std::uintptr_t x, std::int64_t ldx) {
   KernelConfig probe = c;
   const int esize = static_cast<int>(dtype_size(t));
   for (; probe.vec_bytes > esize; probe.vec_bytes /= 2)
-    if (!why_misaligned(probe, t, w, ld, x)) break;
+    if (!why_misaligned(probe, t, w, ld, x, ldx)) break;
   return probe.vec_bytes;
 }
 
-void check_config(const KernelConfig& c, DType t, const Shape& s) {
-  if (auto why = why_invalid_for(c, t, s))
+void check_config(const KernelConfig& c, DType t, const Shape& s, int m) {
+  if (auto why = why_invalid_for(c, t, s, m))
     throw InvalidArgument("config " + to_string(c) + " cannot run " + std::string(to_string(t)) +
-                          " " + to_string(s) + ": " + *why);
+                          " " + to_string(s) + (m > 1 ? " at M=" + std::to_string(m) : "") + ": " + *why);
 }
 
 }  // namespace gemvtune

@@ -1,6 +1,7 @@
 // The default search space: block size, rows per warp, warps along K, unroll depth, load hint,
-// programmatic dependent launch (with or without L2 prefetch) and split-K, with 16-byte loads (narrower widths are the
-// fallback for misaligned pointers).
+// programmatic dependent launch (with or without L2 prefetch) and split-K, with 16-byte loads
+// (narrower widths are the fallback for misaligned pointers). At batch M > 1 the CUDA-core
+// family with an m tile of M, and for bf16/fp16 the tensor-core family beside it.
 #include <set>
 #include <string>
 
@@ -8,8 +9,41 @@
 
 namespace gemvtune {
 
-std::vector<KernelConfig> default_search_space(DType t) {
+namespace {
+// M > 1: both families, streaming loads only (the read-only path never won a batch-1 shape by
+// more than noise in the recorded sweeps, and it doubles the space).
+void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) {
+  const bool tc = family == Family::tensor_core;
+  for (int threads : {64, 128, 256})
+    for (int k_warps : {1, 2, 4})
+      for (int rows : {1, 2, 4})
+        for (int unroll : {1, 2, 4})
+          for (int overlap : {0, 1, 2})
+            for (int split : kSplitKChoices) {
+              KernelConfig c;
+              c.family = family;
+              c.threads = threads;
+              c.k_warps = k_warps;
+              c.rows_per_warp = rows;
+              c.vec_bytes = 16;
+              c.unroll = unroll;
+              c.split_k = split;
+              c.pdl = overlap > 0;
+              c.prefetch_l2 = overlap == 2;
+              c.m_tile = m;
+              if (tc && t == DType::f32) continue;
+              if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t))) out.push_back(c);
+            }
+}
+}  // namespace
+
+std::vector<KernelConfig> default_search_space(DType t, int m) {
   std::vector<KernelConfig> out;
+  if (m > 1) {
+    add_batched(t, m, Family::cuda_core, out);
+    add_batched(t, m, Family::tensor_core, out);
+    return out;
+  }
   for (int threads : {64, 128, 256})
     for (int k_warps : {1, 2, 4})
       for (int rows : {1, 2, 4})
@@ -43,10 +77,10 @@ std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& conf
   return out;
 }
 
-std::vector<KernelConfig> search_space_for(DType t, const Shape& s) {
+std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m) {
   std::vector<KernelConfig> out;
-  for (const KernelConfig& c : default_search_space(t))
-    if (!why_invalid_for(c, t, s)) out.push_back(c);
+  for (const KernelConfig& c : default_search_space(t, m))
+    if (!why_invalid_for(c, t, s, m)) out.push_back(c);
   return out;
 }
 

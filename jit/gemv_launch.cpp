@@ -18,13 +18,13 @@ unsigned row_blocks(const KernelConfig& c, const Shape& s) {
 
 bool SplitKWorkspace::fits(const KernelConfig& c, const Shape& s) const {
   if (c.split_k == 1) return true;
-  return partials_.bytes() >= static_cast<std::size_t>(c.split_k) * s.n * sizeof(float) &&
+  return partials_.bytes() >= static_cast<std::size_t>(c.split_k) * c.m_tile * s.n * sizeof(float) &&
          tickets_.bytes() >= row_blocks(c, s) * sizeof(unsigned);
 }
 
 void SplitKWorkspace::reserve(const KernelConfig& c, const Shape& s) {
   if (fits(c, s)) return;
-  const std::size_t partial_bytes = static_cast<std::size_t>(c.split_k) * s.n * sizeof(float);
+  const std::size_t partial_bytes = static_cast<std::size_t>(c.split_k) * c.m_tile * s.n * sizeof(float);
   const std::size_t ticket_bytes = row_blocks(c, s) * sizeof(unsigned);
   if (partials_.bytes() < partial_bytes) partials_ = DeviceBuffer(partial_bytes);
   if (tickets_.bytes() < ticket_bytes) {
@@ -35,7 +35,15 @@ void SplitKWorkspace::reserve(const KernelConfig& c, const Shape& s) {
 
 void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
   check_shape(op.shape);
-  check_config(c, t, op.shape);
+  check_batch(op.m);
+  check_config(c, t, op.shape, op.m);
+  const std::int64_t ldx = op.ldx ? op.ldx : op.shape.k, ldy = op.ldy ? op.ldy : op.shape.n;
+  if (op.m > 1 && (ldx < op.shape.k || ldx > kMaxDim))
+    throw InvalidArgument("row stride of X ldx=" + std::to_string(ldx) + " is outside K=" +
+                          std::to_string(op.shape.k) + ".." + std::to_string(kMaxDim));
+  if (op.m > 1 && (ldy < op.shape.n || ldy > kMaxDim))
+    throw InvalidArgument("row stride of Y ldy=" + std::to_string(ldy) + " is outside N=" +
+                          std::to_string(op.shape.n) + ".." + std::to_string(kMaxDim));
   if (op.ld < op.shape.k)
     throw InvalidArgument("row stride ld=" + std::to_string(op.ld) + " is smaller than K=" +
                           std::to_string(op.shape.k));
@@ -45,7 +53,7 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
   if (op.w % esize || op.x % esize || op.y % esize)
     throw InvalidArgument("W, x and y must be aligned to the " + std::to_string(esize) +
                           "-byte element size of " + std::string(to_string(t)));
-  if (auto why = why_misaligned(c, t, op.w, op.ld, op.x))
+  if (auto why = why_misaligned(c, t, op.w, op.ld, op.x, op.m > 1 ? ldx : 0))
     throw InvalidArgument("config " + to_string(c) + ": " + *why);
 }
 
@@ -55,10 +63,11 @@ struct KernelSegments {
   CUdeviceptr w[kMaxSegments];
   CUdeviceptr y[kMaxSegments];
   long long ld[kMaxSegments];
+  long long ldy[kMaxSegments];
   int row_begin[kMaxSegments];
   int count;
 };
-static_assert(sizeof(KernelSegments) == 120, "must match GemvSegments in templates/gemv.cu");
+static_assert(sizeof(KernelSegments) == 152, "must match GemvSegments in templates/prelude.cu");
 }  // namespace
 
 Shape FusedOperands::stacked_shape() const {
@@ -69,10 +78,12 @@ Shape FusedOperands::stacked_shape() const {
 
 FusedOperands FusedOperands::single(const GemvOperands& op) {
   FusedOperands f;
-  f.segments[0] = {op.w, op.y, op.shape.n, op.ld};
+  f.segments[0] = {op.w, op.y, op.shape.n, op.ld, op.ldy};
   f.count = 1;
   f.x = op.x;
   f.k = op.shape.k;
+  f.m = op.m;
+  f.ldx = op.ldx;
   return f;
 }
 
@@ -83,14 +94,14 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   for (int i = 0; i < op.count; ++i) {
     const GemvSegment& g = op.segments[i];
     try {
-      check_operands(c, t, GemvOperands{g.w, op.x, g.y, Shape{g.rows, op.k}, g.ld});
+      check_operands(c, t, GemvOperands{g.w, op.x, g.y, Shape{g.rows, op.k}, g.ld, op.m, op.ldx, g.ldy});
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(op.count > 1 ? "segment " + std::to_string(i) + ": " + e.what() : e.what());
     }
   }
   const Shape stacked = op.stacked_shape();
   check_shape(stacked);
-  check_config(c, t, stacked);
+  check_config(c, t, stacked, op.m);
 }
 
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
@@ -111,14 +122,16 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     seg.w[i] = g.w;
     seg.y[i] = g.y;
     seg.ld[i] = g.ld;
+    seg.ldy[i] = g.ldy ? g.ldy : g.rows;
     seg.row_begin[i] = static_cast<int>(begin);
     if (i < op.count) begin += g.rows;
   }
   seg.count = op.count;
   CUdeviceptr x = op.x;
-  int n = static_cast<int>(stacked.n), k = static_cast<int>(stacked.k);
+  long long ldx = op.ldx ? op.ldx : op.k;
+  int m = op.m, n = static_cast<int>(stacked.n), k = static_cast<int>(stacked.k);
   CUdeviceptr partials = ws.partials(), tickets = ws.tickets();
-  void* args[] = {&seg, &x, &n, &k, &partials, &tickets};
+  void* args[] = {&seg, &x, &ldx, &m, &n, &k, &partials, &tickets};
 
   CUlaunchConfig cfg{};
   cfg.gridDimX = row_blocks(c, stacked);

@@ -11,11 +11,15 @@
 
 namespace gemvtune::jit {
 
-// Device pointers and geometry of one y = W x.
+// Device pointers and geometry of one Y = X W^T (y = W x at m = 1): W is N x K, X is m x K,
+// Y is m x N, all row-major.
 struct GemvOperands {
   CUdeviceptr w = 0, x = 0, y = 0;
   Shape shape;
-  std::int64_t ld = 0;  // row stride of W in elements, >= K
+  std::int64_t ld = 0;   // row stride of W in elements, >= K
+  int m = 1;             // rows of X and Y (batch), 1..kMaxBatch
+  std::int64_t ldx = 0;  // row stride of X in elements, >= K (0 means K)
+  std::int64_t ldy = 0;  // row stride of Y in elements, >= N (0 means N)
 };
 
 // Fused projections: up to kMaxSegments GEMVs that share x, each with its own weights (rows x K,
@@ -25,13 +29,16 @@ inline constexpr int kMaxSegments = 4;  // GEMV_MAX_SEGMENTS in templates/gemv.c
 struct GemvSegment {
   CUdeviceptr w = 0, y = 0;
   std::int64_t rows = 0;
-  std::int64_t ld = 0;  // row stride of this segment's W in elements, >= K
+  std::int64_t ld = 0;   // row stride of this segment's W in elements, >= K
+  std::int64_t ldy = 0;  // row stride of this segment's Y in elements, >= rows (0 means rows)
 };
 struct FusedOperands {
   std::array<GemvSegment, kMaxSegments> segments{};
   int count = 0;
   CUdeviceptr x = 0;
   std::int64_t k = 0;
+  int m = 1;             // rows of X and of every segment's Y
+  std::int64_t ldx = 0;  // row stride of X in elements (0 means K)
   Shape stacked_shape() const;  // (sum of rows, K): the shape the config is tuned for
   static FusedOperands single(const GemvOperands& op);
 };
@@ -53,7 +60,7 @@ class LoadedGemv {
   CUfunction fn_ = nullptr;
 };
 
-// Split-K scratch: per-split partial sums and one ticket per row block. Tickets start at zero
+// Split-K scratch: per-split partial sums (m tile x N each) and one ticket per row block. Tickets start at zero
 // (zeroed when allocated) and every launch leaves them at zero, so no per-call memset.
 // reserve() allocates; call it before capturing launches into a graph.
 class SplitKWorkspace {

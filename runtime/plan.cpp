@@ -26,6 +26,7 @@ ConfigSource Plan::source() const { return impl_->source; }
 const std::string& Plan::source_text() const { return impl_->source_text; }
 const Shape& Plan::shape() const { return impl_->shape; }
 DType Plan::dtype() const { return impl_->dtype; }
+int Plan::batch() const { return impl_->batch; }
 
 std::vector<int> Plan::prepared_vec_bytes() const {
   std::vector<int> out;
@@ -51,25 +52,40 @@ void ensure_current_context(const Plan::Impl& p) {
 }  // namespace
 
 void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, std::int64_t ld) const {
-  const Impl& p = *impl_;
-  if (ld == 0) ld = p.shape.k;
-  jit::GemvOperands op;
+  Operands op;
   op.w = w;
   op.x = x;
   op.y = y;
-  op.shape = p.shape;
   op.ld = ld;
-  if (ld < p.shape.k) {
-    jit::check_operands(p.config, p.dtype, op);  // throws InvalidArgument naming ld and K
-  }
+  launch(op, stream);
+}
+
+void Plan::launch(const Operands& args, CUstream stream) const {
+  const Impl& p = *impl_;
+  jit::GemvOperands op;
+  op.w = args.w;
+  op.x = args.x;
+  op.y = args.y;
+  op.shape = p.shape;
+  op.ld = args.ld == 0 ? p.shape.k : args.ld;
+  op.m = args.m == 0 ? p.batch : args.m;
+  op.ldx = args.ldx == 0 ? p.shape.k : args.ldx;
+  op.ldy = args.ldy == 0 ? p.shape.n : args.ldy;
+  if (op.m < 1 || op.m > p.batch)
+    throw InvalidArgument("launch of " + std::to_string(op.m) + " rows on a plan for batch 1.." +
+                          std::to_string(p.batch));
+  if (op.ld < p.shape.k || op.ldx < p.shape.k || op.ldy < p.shape.n)
+    jit::check_operands(p.config, p.dtype, op);  // throws InvalidArgument naming the stride
   // widest_aligned_vec_bytes never goes below the element size; a pointer not even aligned to
   // the element is reported by check_operands in launch_gemv below.
-  const int width = widest_aligned_vec_bytes(p.config, p.dtype, w, ld, x);
+  KernelConfig widest = p.config;
+  widest.vec_bytes = p.variants.front()->config().vec_bytes;
+  const int width = widest_aligned_vec_bytes(widest, p.dtype, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0);
   const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel)
     throw InvalidArgument("plan " + to_string(p.config) + " for " + std::string(to_string(p.dtype)) + " " +
-                          to_string(p.shape) + ": the pointers and ld=" + std::to_string(ld) +
-                          " allow only " + std::to_string(width) +
+                          to_string(p.shape) + ": the pointers, ld=" + std::to_string(op.ld) + " and ldx=" +
+                          std::to_string(op.ldx) + " allow only " + std::to_string(width) +
                           "-byte loads, and no kernel of that width was prepared");
   KernelConfig c = kernel->config();
   c.split_k = p.config.split_k;
@@ -85,12 +101,17 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   op.count = count;
   op.x = x;
   op.k = p.shape.k;
-  int width = p.config.vec_bytes;
+  op.m = p.batch;
+  op.ldx = p.shape.k;
+  KernelConfig widest = p.config;
+  widest.vec_bytes = p.variants.front()->config().vec_bytes;
+  int width = widest.vec_bytes;
   for (int i = 0; i < count; ++i) {
     const FusedSegment& g = segments[i];
-    op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld};
+    op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld, g.rows};
     if (op.segments[i].ld >= p.shape.k)
-      width = std::min(width, widest_aligned_vec_bytes(p.config, p.dtype, g.w, op.segments[i].ld, x));
+      width = std::min(width, widest_aligned_vec_bytes(widest, p.dtype, g.w, op.segments[i].ld, x,
+                                                       p.batch > 1 ? op.ldx : 0));
   }
   if (op.stacked_shape() != p.shape)
     throw InvalidArgument("fused segments stack to " + to_string(op.stacked_shape()) + ", but the plan is for " +

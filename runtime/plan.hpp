@@ -17,10 +17,12 @@ struct Plan::Impl {
   std::shared_ptr<const jit::Context> context;
   Shape shape;
   DType dtype = DType::bf16;
+  int batch = 1;
   KernelConfig config;  // as resolved (split_k included)
   ConfigSource source = ConfigSource::model_default;
   std::string source_text;
-  // Widest first; variants[i]->config().vec_bytes strictly decreasing.
+  // Widest first; variants[i]->config().vec_bytes strictly decreasing. A tensor-core config's
+  // narrower variants are CUDA-core kernels of the same m tile (mma needs 16-byte loads).
   std::vector<std::shared_ptr<const jit::LoadedGemv>> variants;
   jit::SplitKWorkspace workspace;  // reserved at creation when config.split_k > 1
 };

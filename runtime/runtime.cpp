@@ -19,11 +19,22 @@
 namespace gemvtune {
 
 namespace {
-// n and k are at most 31 bits (kMaxDim), dtype 2 bits: one integer, so the hot lookup hashes
-// a word instead of a string.
-std::uint64_t plan_key(const Shape& s, DType t) {
-  return (static_cast<std::uint64_t>(s.n) << 33) | (static_cast<std::uint64_t>(s.k) << 2) |
-         static_cast<std::uint64_t>(t);
+// n and k are at most 31 bits (kMaxDim), dtype 2 bits: one word, and the batch (5 bits) in a
+// second, so the hot lookup hashes two integers instead of a string.
+struct PlanKey {
+  std::uint64_t shape_dtype;
+  int batch;
+  bool operator==(const PlanKey& o) const { return shape_dtype == o.shape_dtype && batch == o.batch; }
+};
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    return std::hash<std::uint64_t>()(k.shape_dtype ^ (static_cast<std::uint64_t>(k.batch) * 0x9e3779b97f4a7c15ull));
+  }
+};
+PlanKey plan_key(const Shape& s, DType t, int batch) {
+  return {(static_cast<std::uint64_t>(s.n) << 33) | (static_cast<std::uint64_t>(s.k) << 2) |
+              static_cast<std::uint64_t>(t),
+          batch};
 }
 using PlanFuture = std::shared_future<std::shared_ptr<const Plan>>;
 }  // namespace
@@ -41,12 +52,12 @@ struct Runtime::Impl {
   std::map<std::string, std::shared_ptr<const jit::LoadedGemv>> loaded;  // by kernel name
 
   std::shared_mutex plans_mutex;
-  std::unordered_map<std::uint64_t, PlanFuture> plans;
+  std::unordered_map<PlanKey, PlanFuture, PlanKeyHash> plans;
 
   std::atomic<std::size_t> plans_created{0}, from_store{0}, from_nvrtc{0}, write_failures{0};
 
   std::shared_ptr<const jit::LoadedGemv> load_kernel(const KernelConfig& c, DType t);
-  std::shared_ptr<const Plan> create_plan(const Shape& s, DType t);
+  std::shared_ptr<const Plan> create_plan(const Shape& s, DType t, int batch);
 };
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
@@ -127,18 +138,19 @@ std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelCo
   return kernel;
 }
 
-std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) {
+std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, int batch) {
   check_shape(s);
   context->make_current();  // module loads and the workspace allocation below need it
   Resolved resolved;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
-    resolved = resolve_config(cache ? &*cache : nullptr, context->info().id, s, t);
+    resolved = resolve_config(cache ? &*cache : nullptr, context->info().id, s, t, batch);
   }
   auto impl = std::make_unique<Plan::Impl>();
   impl->context = context;
   impl->shape = s;
   impl->dtype = t;
+  impl->batch = batch;
   impl->config = resolved.config;
   impl->source = resolved.source;
   impl->source_text = resolved.source_text;
@@ -151,14 +163,20 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) 
     impl->config.prefetch_l2 = false;
     impl->source_text += ", PDL disabled";
   }
-  check_config(impl->config, t, s);
+  check_config(impl->config, t, s, batch);
   // Every narrower width down to the element size, compiled now: launch() must never compile
-  // when a caller's pointers or ld do not allow the widest loads.
+  // when a caller's pointers or ld do not allow the widest loads. Tensor cores need 16-byte
+  // loads, so their narrower variants run on CUDA cores with the same m tile.
   const int esize = static_cast<int>(dtype_size(t));
   for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2) {
     KernelConfig variant = impl->config;
     variant.vec_bytes = width;
-    if (why_invalid_for(variant, t, s)) continue;  // narrower is never stricter; kept as a guard
+    if (variant.family == Family::tensor_core && width < 16) {
+      variant.family = Family::cuda_core;
+      variant.rows_per_warp = 1;
+      variant.unroll = 4;
+    }
+    if (why_invalid_for(variant, t, s, batch)) continue;  // narrower is never stricter; kept as a guard
     impl->variants.push_back(load_kernel(variant, t));
   }
   impl->workspace.reserve(impl->config, s);  // no-op for split_k == 1
@@ -166,9 +184,10 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t) 
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
 
-std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype) {
+std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype, int batch) {
   check_shape(shape);  // first: only valid n, k fit the key's 31-bit fields
-  const std::uint64_t key = plan_key(shape, dtype);
+  check_batch(batch);
+  const PlanKey key = plan_key(shape, dtype, batch);
   Impl& r = *impl_;
   {
     std::shared_lock<std::shared_mutex> lock(r.plans_mutex);
@@ -189,7 +208,7 @@ std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype) {
       r.plans.emplace(key, future);
       lock.unlock();
       try {
-        promise.set_value(r.create_plan(shape, dtype));
+        promise.set_value(r.create_plan(shape, dtype, batch));
       } catch (...) {
         promise.set_exception(std::current_exception());
         std::unique_lock<std::shared_mutex> relock(r.plans_mutex);

@@ -6,9 +6,10 @@
 namespace gemvtune {
 
 DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
-                             std::int64_t rotate_bytes)
-    : dtype_(t), inputs_(random_inputs(t, s, ld, seed)),
-      x_(inputs_.x.bytes.size()), y_(static_cast<std::size_t>(s.n) * dtype_size(t)) {
+                             std::int64_t rotate_bytes, int m, std::int64_t ldx, std::int64_t ldy)
+    : dtype_(t), inputs_(random_inputs(t, s, ld, seed, m, ldx)), ldy_(ldy ? ldy : s.n),
+      x_(inputs_.x.bytes.size()),
+      y_(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(t)) {
   const std::size_t wbytes = inputs_.w.bytes.size();
   const std::int64_t copies =
       std::max<std::int64_t>(1, (rotate_bytes + static_cast<std::int64_t>(wbytes) - 1) / static_cast<std::int64_t>(wbytes));
@@ -28,20 +29,27 @@ jit::GemvOperands DeviceProblem::operands(int copy) const {
   op.y = y_.get();
   op.shape = inputs_.shape;
   op.ld = inputs_.ld;
+  op.m = inputs_.m;
+  op.ldx = inputs_.ldx;
+  op.ldy = ldy_;
   return op;
 }
 
 double DeviceProblem::bytes_per_call() const {
   const double e = static_cast<double>(dtype_size(dtype_));
   const Shape& s = inputs_.shape;
-  return e * (static_cast<double>(s.n) * s.k + s.k + s.n);
+  return e * (static_cast<double>(s.n) * s.k + static_cast<double>(inputs_.m) * (s.k + s.n));
 }
 
 void DeviceProblem::poison_y() { y_.fill_bytes(0xff); }  // 0xffff.. is NaN in every dtype
 
 HostArray DeviceProblem::read_y() const {
-  HostArray y(dtype_, static_cast<std::size_t>(inputs_.shape.n));
-  y_.download(y.bytes.data(), y.bytes.size());
+  const std::size_t n = static_cast<std::size_t>(inputs_.shape.n), e = dtype_size(dtype_);
+  HostArray all(dtype_, y_.bytes() / e);
+  y_.download(all.bytes.data(), all.bytes.size());
+  HostArray y(dtype_, n * static_cast<std::size_t>(inputs_.m));
+  for (int i = 0; i < inputs_.m; ++i)
+    std::copy_n(all.bytes.data() + i * ldy_ * e, n * e, y.bytes.data() + i * n * e);
   return y;
 }
 

@@ -1,5 +1,6 @@
 // One GEMV problem on the GPU: random weights (rotated through copies so timing measures HBM,
-// not L2), x, a poisonable y, the split-K workspace, and the float64 reference.
+// not L2), X (m rows), a poisonable Y (m rows), the split-K workspace, and the float64
+// reference. The one harness the tuner, run, bench and the sweep measure with.
 #pragma once
 #include <functional>
 #include <random>
@@ -14,20 +15,22 @@ namespace gemvtune {
 class DeviceProblem {
  public:
   // rotate_bytes: the weight copies together cover at least this many bytes (0: one copy).
+  // m rows of X with row stride ldx (0: K) and of Y with row stride ldy (0: N).
   DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
-                std::int64_t rotate_bytes);
+                std::int64_t rotate_bytes, int m = 1, std::int64_t ldx = 0, std::int64_t ldy = 0);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return inputs_.shape; }
+  int batch() const { return inputs_.m; }
   int copies() const { return static_cast<int>(weights_.size()); }
   jit::GemvOperands operands(int copy) const;
   jit::SplitKWorkspace& workspace() { return workspace_; }
 
-  // Bytes one call must move at least: W once, x once, y once.
+  // Bytes one call must move at least: W once, X once, Y once.
   double bytes_per_call() const;
 
-  void poison_y();                    // every y element NaN
-  HostArray read_y() const;
+  void poison_y();                    // every Y element (and padding) NaN
+  HostArray read_y() const;           // m x N, rows packed
   const std::vector<double>& reference();  // computed on first use
 
  private:
@@ -35,6 +38,7 @@ class DeviceProblem {
   GemvInputs inputs_;
   std::vector<double> reference_;
   std::vector<jit::DeviceBuffer> weights_;
+  std::int64_t ldy_;
   jit::DeviceBuffer x_, y_;
   jit::SplitKWorkspace workspace_;
 };

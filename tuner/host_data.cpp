@@ -113,27 +113,41 @@ float uniform_at(std::uint64_t seed, std::uint64_t i) {
 }
 }  // namespace
 
-GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed) {
-  GemvInputs in{HostArray(t, static_cast<std::size_t>(s.n * ld)), HostArray(t, static_cast<std::size_t>(s.k)), s, ld};
+GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed, int m,
+                         std::int64_t ldx) {
+  if (ldx == 0) ldx = s.k;
+  GemvInputs in{HostArray(t, static_cast<std::size_t>(s.n * ld)),
+                HostArray(t, static_cast<std::size_t>((m - 1) * ldx + s.k)), s, ld, m, ldx};
   parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       for (std::int64_t c = 0; c < s.k; ++c) in.w.set(r * ld + c, uniform_at(seed, r * ld + c));
       for (std::int64_t c = s.k; c < ld; ++c) in.w.set_nan(r * ld + c);
     }
   });
-  for (std::int64_t c = 0; c < s.k; ++c) in.x.set(c, uniform_at(~seed, c));
+  // Batch row 0 draws what batch 1 always drew; padding between rows is NaN.
+  for (int i = 0; i < m; ++i)
+    for (std::int64_t c = 0; c < ldx && i * ldx + c < static_cast<std::int64_t>(in.x.size()); ++c) {
+      if (c < s.k) in.x.set(i * ldx + c, uniform_at(~seed - static_cast<std::uint64_t>(i), i * ldx + c));
+      else in.x.set_nan(i * ldx + c);
+    }
   return in;
 }
 
 std::vector<double> reference_gemv(const GemvInputs& in) {
-  std::vector<double> xd(in.shape.k);
-  for (std::int64_t c = 0; c < in.shape.k; ++c) xd[c] = in.x.get(c);
-  std::vector<double> y(in.shape.n);
-  parallel_for(in.shape.n, [&](std::int64_t begin, std::int64_t end) {
+  const std::int64_t n = in.shape.n, k = in.shape.k;
+  std::vector<double> xd(static_cast<std::size_t>(in.m * k));
+  for (int i = 0; i < in.m; ++i)
+    for (std::int64_t c = 0; c < k; ++c) xd[i * k + c] = in.x.get(i * in.ldx + c);
+  std::vector<double> y(static_cast<std::size_t>(in.m * n));
+  parallel_for(n, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> wd(static_cast<std::size_t>(k));
     for (std::int64_t r = begin; r < end; ++r) {
-      double acc = 0;
-      for (std::int64_t c = 0; c < in.shape.k; ++c) acc += in.w.get(r * in.ld + c) * xd[c];
-      y[r] = acc;
+      for (std::int64_t c = 0; c < k; ++c) wd[c] = in.w.get(r * in.ld + c);
+      for (int i = 0; i < in.m; ++i) {
+        double acc = 0;
+        for (std::int64_t c = 0; c < k; ++c) acc += wd[c] * xd[i * k + c];
+        y[i * n + r] = acc;
+      }
     }
   });
   return y;

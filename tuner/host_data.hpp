@@ -26,16 +26,20 @@ std::uint16_t float_to_bf16_bits(float f);   // round to nearest even
 float fp16_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_fp16_bits(float f);   // round to nearest even
 
-// W (N x ld, columns K..ld-1 set to NaN so a kernel that reads them fails) and x, drawn
-// uniformly from [-1, 1] and rounded to the dtype; each seed gives its own fresh data.
+// W (N x ld, columns K..ld-1 set to NaN so a kernel that reads them fails) and X (m rows of
+// ldx, padding NaN likewise), drawn uniformly from [-1, 1] and rounded to the dtype; each
+// seed gives its own fresh data.
 struct GemvInputs {
   HostArray w, x;
   Shape shape;
   std::int64_t ld;
+  int m = 1;
+  std::int64_t ldx = 0;  // >= K
 };
-GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed);
+GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed, int m = 1,
+                         std::int64_t ldx = 0);
 
-// y = W x in float64 from the dtype-rounded inputs.
+// Y = X W^T in float64 from the dtype-rounded inputs: m x N, row-major (y[i * N + r]).
 std::vector<double> reference_gemv(const GemvInputs& in);
 
 // Compares a kernel's y with the reference. Per element |y - ref| must be within

@@ -9,6 +9,8 @@
 namespace gemvtune {
 
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu) {
+  const bool tc = c.family == Family::tensor_core;
+  const double m = c.m_tile;  // batch rows the kernel is built for (the problem's M or more)
   const double esize = static_cast<double>(dtype_size(t));
   const double bytes = esize * static_cast<double>(s.n) * static_cast<double>(s.k);
   const double row_blocks = std::ceil(static_cast<double>(s.n) / c.block_rows());
@@ -16,19 +18,24 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double sms = gpu.sm_count;
 
   // Resident blocks per SM: thread slots, block slots, and a register estimate (weights in
-  // flight plus x plus bookkeeping, 4 bytes per register).
-  const double regs = 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0;
-  const double by_regs = std::floor(65536.0 / (std::ceil(regs / 8) * 8 * c.threads));
+  // flight plus x plus accumulators plus bookkeeping, 4 bytes per register).
+  const double n_tiles = std::ceil(m / 8);
+  const double regs = tc ? 40 + (2.0 * c.rows_per_warp + n_tiles) * c.unroll * 4 + c.rows_per_warp * n_tiles * 4
+                         : 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
+                               (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
+  const double by_regs = std::max(1.0, std::floor(65536.0 / (std::ceil(std::min(255.0, regs) / 8) * 8 * c.threads)));
   const double per_sm = std::max(1.0, std::min({std::floor(double(gpu.max_threads_per_sm) / c.threads),
                                                 double(gpu.max_blocks_per_sm), by_regs}));
   const double waves = blocks / (per_sm * sms);
 
-  // Loads a warp keeps in flight: limited by the chunks its K range holds.
+  // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
+  // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements.
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
-  const double chunks = std::max(1.0, k_per_warp / (32 * elems_per_vec));
+  const double chunk_elems = tc ? 32 : 32 * elems_per_vec;
+  const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   const double loads = std::min<double>(c.unroll, chunks);
-  const double warp_bytes = 32.0 * c.vec_bytes * c.rows_per_warp * loads;
+  const double warp_bytes = 32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * loads;
 
   // Per SM: the blocks it holds at once, and Little's law on their loads. The busiest SM sets
   // the time: with few blocks per SM, ceil(blocks / SMs) against the average (an SM with 2
@@ -42,7 +49,15 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);
   else balance = 0.85 + 0.15 * waves / std::ceil(waves);
-  const double stream_us = bytes / (sm_bw * sms * balance) * 1e6;
+  double stream_us = bytes / (sm_bw * sms * balance) * 1e6;
+  // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
+  // batch row a conversion; fp32 issue at ~60% of 128 lanes x 1.98 GHz per SM. Past m ~ 8
+  // this, not the weight stream, sets the time; tensor cores do the products in a few mma.
+  if (!tc && m > 1) {
+    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + 2 * m);
+    const double compute_us = ops / (sms * 128 * 1.98e9 * 0.6 * balance) * 1e6;
+    stream_us = std::max(stream_us, compute_us);
+  }
 
   // Split-K (measured on the H200: +1.3 us at 2 splits on small shapes, ~4% of the streaming
   // time per extra split on large ones): partials written and re-read, more blocks, a serial
@@ -71,11 +86,13 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
   return out;
 }
 
-KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu) {
-  auto ranked = rank_by_model(search_space_for(t, s), t, s, gpu);
+KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m) {
+  auto ranked = rank_by_model(search_space_for(t, s, m), t, s, gpu);
   if (!ranked.empty()) return ranked.front();
   KernelConfig c;  // tiny K: no config of the space is valid; fall back to a plain kernel
   c.vec_bytes = static_cast<int>(dtype_size(t));
+  c.m_tile = m;
+  c.rows_per_warp = 1;
   return c;
 }
 

@@ -1,5 +1,6 @@
-// Which config to run a shape with: the exact tuned entry, else the nearest usable tuned
-// shape, else the analytic model's default; never an entry of another GPU or template version.
+// Which config to run a problem with: the exact tuned entry, else the same shape tuned at a
+// batch that covers M, else the nearest usable tuned shape, else the analytic model's default;
+// never an entry of another GPU or template version.
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
 #include "gemvtune/tuner.hpp"
@@ -18,10 +19,10 @@ std::string_view to_string(ConfigSource s) {
 namespace {
 // A stored config is usable for a shape when it parses and passes every rule for the shape
 // (a config tuned for a long K may split K more ways than a short K allows).
-std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, const Shape& shape) {
+std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, const Shape& shape, int batch) {
   try {
     KernelConfig c = parse_config(text);
-    if (why_invalid_for(c, dtype, shape)) return std::nullopt;
+    if (why_invalid_for(c, dtype, shape, batch)) return std::nullopt;
     return c;
   } catch (const InvalidArgument&) {
     return std::nullopt;  // written by a newer gemvtune with another text form
@@ -29,38 +30,46 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 }
 }  // namespace
 
-Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype) {
+Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
+                        int batch) {
   check_shape(shape);
+  check_batch(batch);
   Resolved out;
   GpuModelParams model;
   if (gpu.sm_count > 0) model.sm_count = gpu.sm_count;
   if (cache) {
-    CacheKey key;
-    key.gpu = gpu;
-    key.shape = shape;
-    key.dtype = dtype;
-    key.batch = 1;
-    key.template_version = template_version();
-    // nearest() counts the exact shape as distance 0, so one call covers both cases, and its
-    // key carries gpu and template version, so other GPUs and templates are never candidates.
-    auto found = cache->nearest(key, [&](const std::string& config) {
-      return usable_config(config, dtype, shape).has_value();
-    });
-    if (found) {
-      out.config = *usable_config(found->config, dtype, shape);
+    CacheKey key = key_of(gpu, TuneJob{shape, dtype, batch});
+    const auto usable = [&](const std::string& config) { return usable_config(config, dtype, shape, batch).has_value(); };
+    const auto take = [&](std::optional<TuneRecord> found) {
+      out.config = *usable_config(found->config, dtype, shape, batch);
+      const std::string at_batch = found->key.batch != batch ? " at M=" + std::to_string(found->key.batch) : "";
       if (found->key.shape == shape) {
-        out.source = ConfigSource::exact;
-        out.source_text = "exact";
+        out.source = found->key.batch == batch ? ConfigSource::exact : ConfigSource::nearest;
+        out.source_text = found->key.batch == batch ? "exact" : "same shape" + at_batch;
       } else {
         out.source = ConfigSource::nearest;
-        out.source_text = "nearest " + to_string(found->key.shape);
+        out.source_text = "nearest " + to_string(found->key.shape) + at_batch;
       }
       out.record = std::move(found);
       return out;
+    };
+    // The exact problem, then the same shape at the smallest batch above M whose kernel covers
+    // M (its m tile), then the nearest shape at M, then at the covering batches. nearest()
+    // counts the exact shape as distance 0 and its key carries gpu and template version, so
+    // other GPUs and templates are never candidates.
+    key.batch = batch;
+    if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
+    for (int b = batch + 1; b <= kMaxBatch; ++b) {
+      key.batch = b;
+      if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
+    }
+    for (int b = batch; b <= kMaxBatch; ++b) {
+      key.batch = b;
+      if (auto found = cache->nearest(key, usable)) return take(std::move(found));
     }
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
   }
-  out.config = default_config(dtype, shape, model);
+  out.config = default_config(dtype, shape, model, batch);
   out.source = ConfigSource::model_default;
   out.source_text = "default (analytic model)";
   return out;

@@ -22,16 +22,6 @@ struct ModelGroup {
   std::size_t workers_alive = 0;
   std::string last_worker_error;  // why the last worker stopped early
 };
-
-CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job) {
-  CacheKey k;
-  k.gpu = gpu;
-  k.shape = job.shape;
-  k.dtype = job.dtype;
-  k.batch = 1;
-  k.template_version = template_version();
-  return k;
-}
 }  // namespace
 
 std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const std::vector<int>& devices,

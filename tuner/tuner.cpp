@@ -140,11 +140,27 @@ double Tuner::ceiling_gbps() {
   return *m.ceiling;
 }
 
+CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job) {
+  CacheKey k;
+  k.gpu = gpu;
+  k.shape = job.shape;
+  k.dtype = job.dtype;
+  k.batch = job.batch;
+  k.template_version = template_version();
+  return k;
+}
+
+std::string to_string(const TuneJob& job) {
+  return (job.batch > 1 ? std::to_string(job.batch) + "x" : std::string()) + to_string(job.shape) + " " +
+         std::string(to_string(job.dtype));
+}
+
 ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   check_shape(job.shape);
+  check_batch(job.batch);
   Impl& m = *impl_;
   m.ctx.make_current();
   const GpuInfo& info = m.ctx.info();
@@ -155,21 +171,19 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
 
   // Weights rotate through copies covering 2.5x the L2, so every call reads them from HBM.
   const std::int64_t rotate = 2 * info.l2_bytes + info.l2_bytes / 2;
-  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotate),
+  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotate, job.batch),
                   model.read_ceiling_gbps, {}, {}};
 
   // Alignment fallback (as `run` does): narrower loads where the operands do not allow 16 bytes.
   const jit::GemvOperands op0 = s.problem.operands(0);
   std::vector<KernelConfig> space;
-  for (KernelConfig c : search_space_for(job.dtype, job.shape)) {
-    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x))
-      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x);
-    if (!why_invalid_for(c, job.dtype, job.shape) && std::find(space.begin(), space.end(), c) == space.end())
+  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch)) {
+    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx))
+      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx);
+    if (!why_invalid_for(c, job.dtype, job.shape, job.batch) && std::find(space.begin(), space.end(), c) == space.end())
       space.push_back(c);
   }
-  if (space.empty())
-    throw Error("no config of the search space can run " + std::string(to_string(job.dtype)) + " " +
-                to_string(job.shape));
+  if (space.empty()) throw Error("no config of the search space can run " + to_string(job));
   const std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model);
 
   const StrategyOptions strategy_options;
@@ -211,7 +225,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
     std::string summary;
     for (const auto& [outcome, count] : counts)
       summary += (summary.empty() ? "" : ", ") + std::to_string(count) + " " + std::string(to_string(outcome));
-    throw Error("no config passed for " + std::string(to_string(job.dtype)) + " " + to_string(job.shape) + " (" +
+    throw Error("no config passed for " + to_string(job) + " (" +
                 std::to_string(s.results.size()) + " measured: " + summary + "); first failure: " +
                 (s.results.empty() ? "none" : s.results.front().config + ": " + s.results.front().reason));
   }
@@ -237,11 +251,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
 
   ShapeResult out;
   TuneRecord& rec = out.record;
-  rec.key.gpu = info.id;
-  rec.key.shape = job.shape;
-  rec.key.dtype = job.dtype;
-  rec.key.batch = 1;
-  rec.key.template_version = template_version();
+  rec.key = key_of(info.id, job);
   rec.config = best.config;
   rec.time_us = best.time_us;
   rec.gbps = best.gbps;

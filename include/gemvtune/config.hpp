@@ -1,9 +1,13 @@
-// A GEMV kernel configuration: every parameter the generator and the launcher need.
+// A GEMV kernel configuration: every parameter the generator and the launcher need: the
+// kernel family and its knobs. What is computed (batch M, N, K, dtype) is the problem, not
+// the config; the config only says the most batch rows its kernel takes (m tile).
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]]
+//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_m8]
+//   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
-//   r   rows per warp                v   bytes per weight load (2, 4, 8, 16)
+//   r   rows per warp (tensor cores: 16-row tiles per warp)
+//   v   bytes per weight load (2, 4, 8, 16; tensor cores: 16)
 //   u   loads in flight per row before first use (unroll depth)
 //   sk  split-K: blocks along K whose partial sums are combined in fixed order
 //   cs|nc  weight load cache hint: cs = streaming (evict first), nc = read-only path
@@ -11,6 +15,7 @@
 //       the previous kernel in the stream
 //   pf  (with pdl) also asks L2 for the rest of the warp's weights before waiting, so HBM stays
 //       busy while the previous kernel drains
+//   m   the m tile: the kernel computes up to this many rows of X (batch); absent means 1
 // Parsing is strict: to_string(parse_config(s)) == s for every accepted s.
 #pragma once
 #include <cstdint>
@@ -24,8 +29,13 @@
 namespace gemvtune {
 
 enum class LoadHint { streaming, readonly };  // "cs", "nc"
+enum class Family { cuda_core, tensor_core };   // templates/gemv.cu, templates/gemv_tc.cu
+
+// Most rows of X (tokens of a decode batch) one launch computes.
+inline constexpr int kMaxBatch = 16;
 
 struct KernelConfig {
+  Family family = Family::cuda_core;
   int threads = 128;
   int rows_per_warp = 1;
   int k_warps = 1;
@@ -35,10 +45,13 @@ struct KernelConfig {
   LoadHint hint = LoadHint::streaming;
   bool pdl = false;
   bool prefetch_l2 = false;  // only with pdl
+  int m_tile = 1;            // the kernel computes m <= m_tile rows of X
 
   int warps() const { return threads / 32; }
+  // Weight rows one warp owns: rows_per_warp, or rows_per_warp 16-row tiles on tensor cores.
+  int warp_rows() const { return family == Family::tensor_core ? 16 * rows_per_warp : rows_per_warp; }
   // Rows one block produces: warps are grouped k_warps at a time onto one row set.
-  int block_rows() const { return warps() / k_warps * rows_per_warp; }
+  int block_rows() const { return warps() / k_warps * warp_rows(); }
 
   bool operator==(const KernelConfig& o) const;
   bool operator!=(const KernelConfig& o) const { return !(*this == o); }
@@ -51,21 +64,25 @@ KernelConfig parse_config(std::string_view text);
 // The validity rules, all in one place. Each returns the reason a config cannot be used,
 // or nothing when it can.
 //   why_invalid: rules that hold for any shape (ranges, divisibility, register budget).
-//   why_invalid_for: also the rules of this dtype and shape (vector narrower than an
-//     element, split-K with splits that would get less than one warp's load).
+//   why_invalid_for: also the rules of this dtype, shape and batch m (vector narrower than an
+//     element, split-K with splits that would get less than one warp's load, m above the
+//     config's m tile, tensor cores for fp32).
 std::optional<std::string> why_invalid(const KernelConfig& c);
-std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s);
+std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1);
 
-// Alignment rule for vector loads: W's base, each row (ld * element size) and x must be
-// vec_bytes aligned. Returns the reason when they are not.
+// Alignment rule for vector loads: W's base, each row (ld * element size), x and each row of
+// X (ldx * element size, when m > 1) must be vec_bytes aligned. Returns the reason when not.
 std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
-                                          std::int64_t ld, std::uintptr_t x);
+                                          std::int64_t ld, std::uintptr_t x, std::int64_t ldx = 0);
 
 // Widest vector width (<= c.vec_bytes) that the pointers allow; element size at worst.
 int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, std::int64_t ld,
-                             std::uintptr_t x);
+                             std::uintptr_t x, std::int64_t ldx = 0);
 
 // Throws InvalidArgument with the reason when why_invalid_for says so.
-void check_config(const KernelConfig& c, DType t, const Shape& s);
+void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1);
+
+// Throws InvalidArgument unless 1 <= m <= kMaxBatch.
+void check_batch(std::int64_t m);
 
 }  // namespace gemvtune

@@ -5,7 +5,9 @@
 // flight come from the warps resident at once (limited by the grid, by threads and registers
 // per SM) times the loads each keeps outstanding (rows x unroll x vector x 32 lanes, fewer when
 // a warp's K range is shorter). Added to the streaming time: a fixed launch and ramp cost, the
-// last partial wave, and split-K's partial-sum traffic and fix-up.
+// last partial wave, and split-K's partial-sum traffic and fix-up. At batch M > 1 on CUDA
+// cores, the conversions and FMAs per weight can cost more than the stream (tensor cores not).
+// Batch M is taken from the config's m tile.
 #pragma once
 #include <vector>
 
@@ -35,7 +37,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
 std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType t, const Shape& s,
                                         const GpuModelParams& gpu);
 
-// The untuned default: the model's best config of the default search space for this shape.
-KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {});
+// The untuned default: the model's best config of the default search space for this shape
+// and batch M.
+KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1);
 
 }  // namespace gemvtune

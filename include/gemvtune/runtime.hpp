@@ -41,6 +41,16 @@ struct RuntimeOptions {
   bool allow_pdl = true;
 };
 
+// The operands of one launch, Y = X W^T (y = W x at batch 1), all device pointers of the plan's
+// dtype, row-major, strides in elements: W is N x K (row stride ld, 0 meaning K), X is m x K
+// (ldx, 0 meaning K), Y is m x N (ldy, 0 meaning N). m = 0 means the plan's batch; any m from
+// 1 up to the plan's batch runs with the same kernel.
+struct Operands {
+  CUdeviceptr w = 0, x = 0, y = 0;
+  std::int64_t ld = 0, ldx = 0, ldy = 0;
+  int m = 0;
+};
+
 // One GEMV of a fused launch (see Plan::launch_fused): its weights (rows x K, row stride ld
 // elements, 0 meaning K) and output.
 struct FusedSegment {
@@ -52,7 +62,7 @@ inline constexpr int kMaxFusedSegments = 4;
 
 // Counters of one Runtime (monotonic).
 struct RuntimeStats {
-  std::size_t plans_created = 0;        // distinct (shape, dtype) plans built
+  std::size_t plans_created = 0;        // distinct (batch, shape, dtype) plans built
   std::size_t kernels_from_store = 0;   // kernels loaded from kernel_store_dir
   std::size_t kernels_from_nvrtc = 0;   // kernels taken from the in-process KernelCache
                                         // (compiled by NVRTC unless already in the process)
@@ -60,7 +70,7 @@ struct RuntimeStats {
   std::size_t store_writes_failed = 0;  // cubins that could not be written to the store
 };
 
-// A ready-to-launch y = W x for one (shape, dtype) on the runtime's device. Immutable after
+// A ready-to-launch Y = X W^T for one (batch M, shape, dtype) on the runtime's device. Immutable after
 // creation; launch() may be called from any thread.
 //
 // Concurrency rule for split-K: when config().split_k > 1 the plan owns one split-K
@@ -79,6 +89,7 @@ class Plan {
   const std::string& source_text() const;  // "exact", "nearest 4096x4096", "default (...)"
   const Shape& shape() const;
   DType dtype() const;
+  int batch() const;  // the most rows of X one launch takes
   bool stream_concurrent() const { return config().split_k == 1; }
   // Vector widths (bytes) compiled for this plan, widest first: config().vec_bytes and every
   // narrower width down to the element size, so misaligned pointers or odd ld never compile.
@@ -93,6 +104,9 @@ class Plan {
   // CudaError when the driver refuses the launch.
   void launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream,
               std::int64_t ld = 0) const;
+  // The same for m rows of X and Y with their own row strides (see Operands). Throws
+  // InvalidArgument also for m outside 1..batch() and strides below K (X) or N (Y).
+  void launch(const Operands& op, CUstream stream) const;
 
   // Fused projections: one launch computes `count` (1..kMaxFusedSegments) GEMVs that share x,
   // each with its own weights and output (Q, K and V; gate and up). Their rows must add up to
@@ -123,13 +137,13 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // The plan of (shape, dtype): resolved from the cache, loaded from the kernel store or
+  // The plan of (batch M in 1..kMaxBatch, shape, dtype): resolved from the cache, loaded from the kernel store or
   // JIT-compiled on first use (also the narrower vector widths and the split-K workspace),
   // then memoized; a repeated call is one shared-lock map lookup. Threads asking for the same
   // new key at once wait for one creation. Creating a plan makes the runtime's context current
   // on the calling thread. Throws InvalidArgument (bad shape), CompileError (with the NVRTC log), CudaError;
   // a failed creation is not memoized (the next call tries again).
-  std::shared_ptr<const Plan> plan(const Shape& shape, DType dtype);
+  std::shared_ptr<const Plan> plan(const Shape& shape, DType dtype, int batch = 1);
 
   const GpuInfo& gpu() const;
   const std::string& cache_path() const;

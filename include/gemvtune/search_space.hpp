@@ -9,14 +9,15 @@ namespace gemvtune {
 // Split-K counts the default space tries for every kernel.
 inline constexpr int kSplitKChoices[] = {1, 2, 3, 4, 6, 8};
 
-// Every config of the default search space for a dtype, valid by why_invalid (any shape).
-std::vector<KernelConfig> default_search_space(DType t);
+// Every config of the default search space for a dtype and batch M (1..kMaxBatch), valid by
+// why_invalid (any shape). M = 1: the CUDA-core family; M > 1: both families, m tile M.
+std::vector<KernelConfig> default_search_space(DType t, int m = 1);
 
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
 // so configs that differ only in it share one compiled kernel. Returned with split_k = 1.
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs);
 
-// The configs of the default space that can run this dtype and shape (why_invalid_for).
-std::vector<KernelConfig> search_space_for(DType t, const Shape& s);
+// The configs of the default space that can run this dtype, shape and batch (why_invalid_for).
+std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1);
 
 }  // namespace gemvtune

@@ -38,10 +38,16 @@ double spearman_rank_correlation(const std::vector<double>& a, const std::vector
 
 // ---- tuning one GPU -------------------------------------------------------------------------
 
+// One problem to tune: batch rows M (1..kMaxBatch), shape, dtype.
 struct TuneJob {
   Shape shape;
   DType dtype = DType::bf16;
+  int batch = 1;
 };
+// "16x4096x4096 bf16" at M > 1, "4096x4096 bf16" at M = 1: the one text form in logs.
+std::string to_string(const TuneJob& job);
+// The cache key of a job on a GPU with the current templates: the one place it is assembled.
+CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job);
 
 // The most candidates a strategy measures for this job (the space size for exhaustive).
 std::size_t planned_measurements(Strategy s, const TuneJob& job);
@@ -162,11 +168,14 @@ struct Resolved {
   std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
 };
 
-// The config to run (dtype, shape) at batch 1 on `gpu` with the current templates: the exact
-// cache entry, else the nearest tuned shape of the same GPU, dtype and template version whose
-// config can run this shape, else the analytic model's default (the cache's peak, if any,
-// feeds the model). Entries of another GPU or template version are never used. cache may be
-// null (no cache file): then the default. Needs no GPU.
-Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype);
+// The config to run (dtype, shape) at batch M on `gpu` with the current templates: the exact
+// cache entry; else the same shape tuned at the smallest batch above M whose config covers M
+// (its m tile); else the nearest tuned shape at batch M (then at a covering batch) of the same
+// GPU, dtype and template version whose config can run this problem; else the analytic
+// model's default (the cache's peak, if any, feeds the model). Entries of another GPU or
+// template version are never used. cache may be null (no cache file): then the default.
+// Needs no GPU.
+Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
+                        int batch = 1);
 
 }  // namespace gemvtune

@@ -1,10 +1,16 @@
-// Every kernel of the default search space, for every dtype, compiles through NVRTC for sm_90
-// without spilling registers (ptxas' -v report in the NVRTC log, or the cubin's .nv.info where
-// the log lacks it, as it did for some kernels on the GPU machine). Also the narrower
+// Kernels of the default search space, for every dtype and batch, compile through NVRTC for
+// sm_90 without spilling registers (ptxas' -v report in the NVRTC log, or the cubin's .nv.info
+// where the log lacks it, as it did for some kernels on the GPU machine). Also the narrower
 // vector widths used as the fallback for misaligned pointers. No GPU needed.
+//
+// The whole space (both families, m tiles 1..16) is thousands of kernels: CI compiles a fixed
+// sample (every kSampleStride-th distinct kernel of M = 1, 2, 3, 8, 13 and 16, both families in
+// each); GEMVTUNE_COMPILE_ALL=1 compiles every kernel of every M, as scripts/gpu_session.sh does
+// on the 16-core GPU machine.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -15,12 +21,33 @@
 using namespace gemvtune;
 
 namespace {
+constexpr std::size_t kSampleStride = 5;
+
+bool compile_all_requested() {
+  const char* v = std::getenv("GEMVTUNE_COMPILE_ALL");
+  return v && std::string(v) == "1";
+}
+
 std::vector<KernelConfig> kernels_to_check(DType t) {
-  auto kernels = distinct_kernels(default_search_space(t));
+  const bool all = compile_all_requested();
+  std::vector<KernelConfig> kernels;
+  std::vector<int> batches = {1, 2, 3, 8, 13, 16};
+  if (all) {
+    batches.clear();
+    for (int m = 1; m <= kMaxBatch; ++m) batches.push_back(m);
+  }
+  for (int m : batches) {
+    const auto space = distinct_kernels(default_search_space(t, m));
+    // Offset by m so the sample visits other knobs at each M.
+    for (std::size_t i = all ? 0 : static_cast<std::size_t>(m) % kSampleStride; i < space.size();
+         i += all ? 1 : kSampleStride)
+      kernels.push_back(space[i]);
+  }
   // Fallback widths for misaligned operands, on a few representative kernels.
   for (int vec : {2, 4, 8})
     for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl",
-                             "t128_r1_kw2_v16_u4_sk1_nc_pdl_pf"}) {
+                             "t128_r1_kw2_v16_u4_sk1_nc_pdl_pf", "t128_r1_kw4_v16_u4_sk1_cs_pdl_m16",
+                             "t128_r2_kw1_v16_u2_sk1_cs_m3"}) {
       KernelConfig c = parse_config(base);
       c.vec_bytes = vec;
       if (vec >= static_cast<int>(dtype_size(t))) kernels.push_back(c);
@@ -31,6 +58,12 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
 void compile_all(DType t) {
   const auto kernels = kernels_to_check(t);
   ASSERT_GT(kernels.size(), 100u);
+  if (t != DType::f32) {  // the sample holds both families
+    std::size_t tc = 0;
+    for (const auto& c : kernels) tc += c.family == Family::tensor_core;
+    ASSERT_GT(tc, 20u);
+    ASSERT_LT(tc, kernels.size());
+  }
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::vector<std::string> failures;

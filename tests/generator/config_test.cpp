@@ -9,11 +9,81 @@ using namespace gemvtune;
 
 TEST(Config, TextRoundTripsForWholeSearchSpace) {
   for (DType t : kAllDTypes)
-    for (const KernelConfig& c : default_search_space(t)) {
-      const std::string text = to_string(c);
-      EXPECT_EQ(parse_config(text), c) << text;
-      EXPECT_EQ(to_string(parse_config(text)), text);
+    for (int m : {1, 2, 3, 8, 13, 16})
+      for (const KernelConfig& c : default_search_space(t, m)) {
+        const std::string text = to_string(c);
+        EXPECT_EQ(parse_config(text), c) << text;
+        EXPECT_EQ(to_string(parse_config(text)), text);
+      }
+}
+
+TEST(Config, FamilyAndMTileRoundTrip) {
+  for (const char* text : {"tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16", "tc_t64_r2_kw1_v16_u4_sk2_nc", "t128_r2_kw1_v16_u4_sk3_cs_m3",
+                           "t128_r2_kw1_v16_u4_sk3_cs_pdl_pf_m8", "tc_t256_r1_kw2_v16_u1_sk6_cs_pdl_pf_m2"})
+    EXPECT_EQ(to_string(parse_config(text)), text);
+  const KernelConfig tc = parse_config("tc_t128_r2_kw2_v16_u2_sk1_cs_pdl_m16");
+  EXPECT_EQ(tc.family, Family::tensor_core);
+  EXPECT_EQ(tc.m_tile, 16);
+  EXPECT_TRUE(tc.pdl);
+  EXPECT_EQ(tc.warp_rows(), 32);
+  EXPECT_EQ(tc.block_rows(), 32 * 2);  // 4 warps, 2 along K, 2 tiles of 16 rows each
+  EXPECT_EQ(parse_config("t128_r2_kw1_v16_u4_sk3_cs").m_tile, 1);
+  EXPECT_EQ(parse_config("t128_r2_kw1_v16_u4_sk3_cs").family, Family::cuda_core);
+  // One text per config: m1 is never written; the tile must be a plain positive number.
+  for (const char* text : {"t128_r2_kw1_v16_u4_sk3_cs_m1", "t128_r2_kw1_v16_u4_sk3_cs_m", "t128_r2_kw1_v16_u4_sk3_cs_m08",
+                           "t128_r2_kw1_v16_u4_sk3_cs_mx", "tc_tc_t128_r2_kw1_v16_u4_sk3_cs", "tc",
+                           "t128_r2_kw1_v16_u4_sk3_cs_m8_pdl", "TC_t128_r2_kw1_v16_u4_sk3_cs"})
+    EXPECT_THROW(parse_config(text), InvalidArgument) << text;
+}
+
+TEST(Config, BatchRules) {
+  const Shape s{4096, 4096};
+  const KernelConfig m8 = parse_config("t128_r1_kw1_v16_u2_sk1_cs_m8");
+  EXPECT_FALSE(why_invalid_for(m8, DType::bf16, s, 8));
+  EXPECT_FALSE(why_invalid_for(m8, DType::bf16, s, 5));  // a tile covers every smaller M
+  auto why = why_invalid_for(m8, DType::bf16, s, 9);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("m tile"), std::string::npos) << *why;
+  EXPECT_TRUE(why_invalid_for(m8, DType::bf16, s, 0));
+  const KernelConfig tc = parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_m16");
+  EXPECT_FALSE(why_invalid_for(tc, DType::f16, s, 16));
+  ASSERT_TRUE(why_invalid_for(tc, DType::f32, s, 16));
+  EXPECT_NE(why_invalid_for(tc, DType::f32, s, 16)->find("fp32"), std::string::npos);
+  // Tensor cores: 16-byte loads, 1 or 2 tiles per warp, a register budget.
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v8_u2_sk1_cs_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u2_sk1_cs_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r2_kw1_v16_u8_sk1_cs_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_m17")));
+  // CUDA cores: one accumulator per row and batch row.
+  EXPECT_TRUE(why_invalid(parse_config("t128_r4_kw1_v16_u2_sk1_cs_m16")));
+  EXPECT_FALSE(why_invalid(parse_config("t128_r2_kw1_v16_u2_sk1_cs_m16")));
+  EXPECT_THROW(check_batch(0), InvalidArgument);
+  EXPECT_THROW(check_batch(17), InvalidArgument);
+  EXPECT_NO_THROW(check_batch(16));
+}
+
+TEST(Config, BatchedSpaceHoldsBothFamilies) {
+  for (DType t : kAllDTypes)
+    for (int m : {2, 8, 16}) {
+      std::size_t tc = 0, cc = 0;
+      for (const KernelConfig& c : search_space_for(t, {4096, 4096}, m)) {
+        EXPECT_EQ(c.m_tile, m);
+        (c.family == Family::tensor_core ? tc : cc)++;
+      }
+      EXPECT_GT(cc, 100u);
+      if (t == DType::f32) EXPECT_EQ(tc, 0u);
+      else EXPECT_GT(tc, 100u);
     }
+  for (const KernelConfig& c : default_search_space(DType::bf16)) EXPECT_EQ(c.family, Family::cuda_core);
+}
+
+TEST(Config, MisalignedXRowsAreNamed) {
+  const KernelConfig c = parse_config("t128_r1_kw1_v16_u2_sk1_cs_m4");
+  EXPECT_FALSE(why_misaligned(c, DType::bf16, 256, 4096, 512, 4096));
+  auto why = why_misaligned(c, DType::bf16, 256, 4096, 512, 4100);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("ldx=4100"), std::string::npos) << *why;
+  EXPECT_EQ(widest_aligned_vec_bytes(c, DType::bf16, 256, 4096, 512, 4100), 8);
 }
 
 TEST(Config, PdlAndHintsRoundTrip) {

@@ -1,6 +1,8 @@
 // Generated source: deterministic, header-free, and the template compiles on its own.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 #include "generator/embedded_templates.hpp"
@@ -29,9 +31,31 @@ TEST(Source, PrefetchIsItsOwnKernel) {
 }
 
 TEST(Source, IncludesNoHeader) {
-  const std::string src = generate_source(KernelConfig{}, DType::f16);
-  EXPECT_EQ(src.find("#include"), std::string::npos);
-  EXPECT_NE(src.find("#define GEMV_NAME gemv_fp16_"), std::string::npos);
+  // The templates' only #include is the prelude's, for compiling a template alone with nvcc;
+  // the generator puts the prelude's text first, so its guard skips that line, and NVRTC
+  // (which compile_kernel gives no include path) never opens a file.
+  for (const char* text : {"t128_r1_kw1_v16_u2_sk1_cs", "tc_t128_r1_kw2_v16_u2_sk1_cs_pdl_m16"}) {
+    const KernelConfig c = parse_config(text);
+    const std::string src = generate_source(c, DType::f16);
+    EXPECT_EQ(src.find("#include <"), std::string::npos);
+    const auto prelude = src.find("#define GEMV_PRELUDE 1"), include = src.find("#include \"prelude.cu\"");
+    ASSERT_NE(prelude, std::string::npos);
+    ASSERT_NE(include, std::string::npos);
+    EXPECT_LT(prelude, include);
+    EXPECT_NE(src.find("#define GEMV_NAME " + kernel_name(c, DType::f16)), std::string::npos);
+    EXPECT_FALSE(jit::compile_kernel(src, kernel_name(c, DType::f16), "sm_90").cubin.empty());
+  }
+}
+
+TEST(Source, FamilyAndMTileAreInTheKernelName) {
+  EXPECT_EQ(kernel_name(parse_config("tc_t128_r1_kw2_v16_u2_sk3_cs_pdl_m16"), DType::bf16),
+            "gemv_tc_bf16_t128_r1_kw2_v16_u2_cs_pdl_m16");
+  EXPECT_EQ(kernel_name(parse_config("t128_r1_kw2_v16_u2_sk3_cs_m3"), DType::bf16), "gemv_bf16_t128_r1_kw2_v16_u2_cs_m3");
+  const std::string tc = generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16);
+  EXPECT_NE(tc.find("#define GEMV_M_TILE 8"), std::string::npos);
+  EXPECT_NE(tc.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+  EXPECT_EQ(generate_source(parse_config("t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16).find("mma.sync"), std::string::npos);
+  EXPECT_THROW(generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::f32), InvalidArgument);
 }
 
 TEST(Source, InvalidConfigIsRefused) {
@@ -48,9 +72,19 @@ TEST(Source, TemplateVersionIsStableHex) {
   EXPECT_EQ(template_version(), template_version());
 }
 
-TEST(Source, TemplateCompilesOnItsOwnWithDefaults) {
-  const std::string text(templates::get("gemv.cu"));
-  const auto k = jit::compile_kernel(text, "gemv_kernel", "sm_90");
+TEST(Source, TemplatesCompileOnTheirOwnWithDefaults) {
+  // Each family's file, as a person edits it: nvcc -c with only its #ifndef defaults (it
+  // includes the prelude beside it). nvcc ships with the toolkit the build needs.
+  const std::string dir = GEMVTUNE_SOURCE_DIR "/templates/";
+  for (const char* file : {"gemv.cu", "gemv_tc.cu", "prelude.cu"}) {
+    const std::string out = ::testing::TempDir() + "/template_alone.o";
+    const std::string cmd = std::string("\"") + GEMVTUNE_NVCC + "\" -arch=sm_90 -c \"" + dir + file + "\" -o \"" + out +
+                            "\" 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  // And the prelude plus a family through NVRTC, as the generator joins them.
+  const std::string text = std::string(templates::get("prelude.cu")) + std::string(templates::get("gemv_tc.cu"));
+  const auto k = jit::compile_kernel(text, "gemv_tc_kernel", "sm_90");
   EXPECT_FALSE(k.cubin.empty());
   EXPECT_GT(k.registers, 0) << k.log;
 }

@@ -1,0 +1,256 @@
+// gemv_tc.cu, the tensor-core family: Y = X W^T for m <= GEMV_M_TILE tokens (bf16 or fp16),
+// with mma.sync m16n8k16 and fp32 accumulation. W is row-major N x K with row stride ld; X is
+// m x K with row stride ldx; Y is m x N with row stride ldy; fused segments as in gemv.cu.
+//
+// A kernel template: compiles alone (nvcc -arch=sm_90 -c templates/gemv_tc.cu, which includes
+// prelude.cu); the generator prepends #defines for one KernelConfig and the prelude's text.
+//
+// Why tensor cores: at m = 16 every weight element feeds 16 products, and on CUDA cores the
+// conversions and FMAs then cost about as much time as streaming the weights. One mma does
+// 16 x 8 x 16 products per instruction, so the kernel stays bound by the weight stream.
+//
+// The product is D (W rows x batch) = W (rows x K) * X^T (K x batch): W is the A operand (a
+// 16-row tile per mma), X the B operand (one n8 tile for m <= 8, two for m <= 16).
+//
+// Loads without shared memory: the mma fragment gives lane (g = lane / 4, t = lane % 4) of
+// A the K positions {2t, 2t+1, 2t+8, 2t+9} of rows g and g+8, and of B the same K positions of
+// column (batch row) g. The order of K inside a dot product is free as long as W and X use the
+// same one, so each lane loads 16 contiguous bytes (8 elements) of its W rows and of its X row
+// at K offset 8t of a 32-element chunk, and feeds words 0-1 to one mma step and words 2-3 to
+// the next. The 4 lanes of a row read 64 contiguous bytes; U chunks are in flight per row.
+//
+// Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share one row
+// set and interleave along K; gridDim.y blocks split K (finish_block combines in fixed order).
+
+#ifndef GEMV_THREADS
+#define GEMV_THREADS 128
+#endif
+#ifndef GEMV_ROWS_PER_WARP
+#define GEMV_ROWS_PER_WARP 1  // 16-row tiles per warp
+#endif
+#ifndef GEMV_K_WARPS
+#define GEMV_K_WARPS 1
+#endif
+#ifndef GEMV_UNROLL
+#define GEMV_UNROLL 2
+#endif
+#ifndef GEMV_PREFETCH_L2
+#define GEMV_PREFETCH_L2 0
+#endif
+#ifndef GEMV_M_TILE
+#define GEMV_M_TILE 16
+#endif
+#ifndef GEMV_NAME
+#define GEMV_NAME gemv_tc_kernel
+#endif
+#ifndef GEMV_DTYPE
+#define GEMV_DTYPE 2
+#endif
+#if GEMV_DTYPE == 0
+#error "the tensor-core family takes bf16 or fp16"
+#endif
+#undef GEMV_VEC_BYTES
+#define GEMV_VEC_BYTES 16
+
+#ifndef GEMV_PRELUDE
+#include "prelude.cu"
+#endif
+
+#define GEMV_WARPS (GEMV_THREADS / 32)
+#define GEMV_WARP_ROWS (16 * GEMV_ROWS_PER_WARP)
+#define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_WARP_ROWS)
+#define GEMV_N_TILES ((GEMV_M_TILE + 7) / 8)
+#define GEMV_TC_CHUNK 32  // elements of one row one mma pair covers (4 lanes x 8)
+// Split boundaries fall on 128-byte lines.
+#define GEMV_SPLIT_ALIGN (128 / GEMV_ESIZE)
+
+// d += a * b for one m16n8k16 tile, fp32 accumulators.
+__device__ __forceinline__ void mma_16816(float* d, unsigned a0, unsigned a1, unsigned a2,
+                                          unsigned a3, unsigned b0, unsigned b1) {
+#if GEMV_DTYPE == 1
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// The two mma steps of one 32-element chunk: lo/hi are the 16-byte loads of rows g and g+8.
+__device__ __forceinline__ void mma_chunk(float* d, const uint4& lo, const uint4& hi, const uint4& xv) {
+  mma_16816(d, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
+  mma_16816(d, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
+}
+
+// 8 elements at p[0..7] with those at or past `count` read as zero (K tails: zero in both W
+// and X, so padding never adds anything, not even NaN from memory past the row).
+template <bool IS_X>
+__device__ __forceinline__ uint4 load_partial(const elem_t* p, int count) {
+  unsigned short e[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) e[j] = j < count ? (IS_X ? load_x_element(p + j) : p[j]) : 0;
+  return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16),
+                    e[4] | (unsigned(e[5]) << 16), e[6] | (unsigned(e[7]) << 16));
+}
+
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
+          float* __restrict__ partials, unsigned* __restrict__ tickets) {
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;
+  constexpr int CHUNK = GEMV_TC_CHUNK;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int kw = warp % KW, row_group = warp / KW;
+  const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * GEMV_WARP_ROWS;
+
+  const int splits = gridDim.y;
+  int per_split = (k + splits - 1) / splits;
+  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
+  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
+  const int ke = min(k, kb + per_split);
+  const int full_chunks = (ke - kb) / CHUNK;
+
+  // Rows g and g+8 of each tile; rows past N read row N-1 and are never written.
+  const elem_t* wr[R][2];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      wr[i][h] = row_weights(seg, min(row0 + 16 * i + 8 * h + g, n - 1)) + kb + t * 8;
+  // Batch row 8 nt + g of X; rows at or past m feed zeros (warp-divergent loads, uniform mma).
+  const elem_t* xr[NT];
+  bool xok[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    xok[nt] = 8 * nt + g < m;
+    xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + t * 8;
+  }
+
+  float acc[R][NT][4];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][nt][j] = 0.f;
+
+  bool waited = !GEMV_PDL;
+#if GEMV_PDL
+  allow_next_grid();  // see gemv.cu: successors fill free slots while this grid drains
+#endif
+  const bool active = row0 < n;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+
+  int c = kw;
+  if (active) {
+    for (; c + (U - 1) * KW < full_chunks; c += U * KW) {
+      uint4 wv[U][R][2];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c + u * KW) * CHUNK);
+      if (!waited) {
+#if GEMV_PREFETCH_L2
+        // Rows g and g+8 of each tile: lane t asks for every 4th 128-byte line of the rest.
+#pragma unroll 1
+        for (int j = (c + U * KW) * CHUNK + t * 64; j < full_chunks * CHUNK; j += 4 * 64)
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * 8 + j);
+#endif
+        wait_for_previous_grid();
+        waited = true;
+      }
+      uint4 xv[U][NT];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c + u * KW) * CHUNK) : zero;
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+    }
+  }
+  if (!waited) wait_for_previous_grid();
+  if (active) {
+    for (; c < full_chunks; c += KW) {
+      uint4 wv[R][2];
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) wv[i][h] = load_weights(wr[i][h] + c * CHUNK);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const uint4 xv = xok[nt] ? load_x(xr[nt] + c * CHUNK) : zero;
+#pragma unroll
+        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], wv[i][0], wv[i][1], xv);
+      }
+    }
+    // The last partial chunk (K or the split's end not a multiple of 32): element loads with
+    // zeros past the end, by one warp of the row set.
+    const int rest = ke - kb - full_chunks * CHUNK;
+    if (rest > 0 && kw == KW - 1) {
+      const int off = full_chunks * CHUNK, count = rest - t * 8;
+      uint4 wv[R][2];
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) wv[i][h] = load_partial<false>(wr[i][h] + off, count);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const uint4 xv = xok[nt] ? load_partial<true>(xr[nt] + off, count) : zero;
+#pragma unroll
+        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], wv[i][0], wv[i][1], xv);
+      }
+    }
+  }
+#if !GEMV_PDL
+  allow_next_grid();
+#endif
+
+  // D fragment: acc[i][nt][j] is weight row row0 + 16 i + g + 8 (j / 2), batch row
+  // 8 nt + 2 t + j % 2.
+  if (KW == 1 && splits == 1) {
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int row = row0 + 16 * i + g + 8 * (j / 2), mi = 8 * nt + 2 * t + j % 2;
+          if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(acc[i][nt][j]);
+        }
+    return;
+  }
+
+  // Combine the KW warps of each row set in a fixed order, then write or publish the split.
+  constexpr int FRAG = R * NT * 4;
+  __shared__ float frags[GEMV_WARPS * FRAG * 32];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) frags[(warp * FRAG + (i * NT + nt) * 4 + j) * 32 + lane] = acc[i][nt][j];
+  __syncthreads();
+  const auto block_sum = [&](int idx) {
+    const int mi = idx / GEMV_BLOCK_ROWS, rb = idx % GEMV_BLOCK_ROWS;
+    const int group = rb / GEMV_WARP_ROWS, i = rb % GEMV_WARP_ROWS / 16, rr = rb % 16;
+    const int nt = mi / 8, j = (rr / 8) * 2 + mi % 2, src = (rr % 8) * 4 + (mi % 8) / 2;
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < KW; ++w) sum += frags[((group * KW + w) * FRAG + (i * NT + nt) * 4 + j) * 32 + src];
+    return sum;
+  };
+  finish_block<GEMV_BLOCK_ROWS, GEMV_THREADS>(seg, block_sum, m, n, partials, tickets);
+}

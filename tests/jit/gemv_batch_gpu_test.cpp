@@ -1,0 +1,132 @@
+// On the GPU: Y = X W^T at batch M in {1, 2, 3, 8, 13, 16}, every config of the batched search
+// space (both families) against the float64 reference, with Y poisoned (NaN) before each
+// launch, over shapes with N and K tails, ld > K and ldx > K (their padding is NaN, so reading
+// it fails), and ldy > N. A config of m tile M also runs every smaller m. Split-K on tensor
+// cores is bitwise deterministic. GEMVTUNE_TEST_CONFIG_STRIDE=n checks every n-th config.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <future>
+
+#include "gemvtune/search_space.hpp"
+#include "gpu_test_support.hpp"
+#include "jit/loaded_kernels.hpp"
+#include "tuner/device_problem.hpp"
+
+using namespace gemvtune;
+
+namespace {
+
+struct Case {
+  Shape shape;
+  std::int64_t ld, ldx, ldy;
+};
+// Misaligned strides (ld, ldx not a multiple of 8 elements) fall back to narrower CUDA-core
+// loads as the runtime does; the aligned cases exercise 16-byte loads and tensor cores.
+const Case kCases[] = {{{7, 129}, 136, 136, 7},       {{300, 1000}, 1064, 1024, 301},
+                       {{1024, 4096}, 4096, 4096, 1024}, {{4097, 4099}, 4104, 4112, 4097},
+                       {{33, 77}, 96, 80, 40},         {{64, 1000}, 1003, 1001, 64}};
+
+std::size_t config_stride() {
+  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
+  return s ? std::max(1, std::atoi(s)) : 1;
+}
+
+void precompile(jit::LoadedKernels& kernels, DType t, int m) {
+  std::vector<std::future<void>> jobs;
+  for (const KernelConfig& c : distinct_kernels(default_search_space(t, m)))
+    jobs.push_back(std::async(std::launch::async, [&kernels, c, t] { kernels.get(c, t); }));
+  for (auto& j : jobs) j.get();
+}
+
+// As the runtime does for a config the operands' alignment does not allow.
+KernelConfig fit_alignment(KernelConfig c, DType t, const jit::GemvOperands& op) {
+  const int width = widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0);
+  if (width == c.vec_bytes) return c;
+  c.vec_bytes = width;
+  if (c.family == Family::tensor_core) {
+    c.family = Family::cuda_core;
+    c.rows_per_warp = 1;
+    c.unroll = 4;
+  }
+  return c;
+}
+
+void check_batch(DType t, int m) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  precompile(kernels, t, m);
+  jit::Stream stream;
+  const std::size_t stride = config_stride();
+  std::uint64_t seed = 2000 + 17 * m + static_cast<int>(t);
+  std::size_t checked = 0, tensor_core = 0;
+  for (const Case& cs : kCases) {
+    DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, cs.ldx, cs.ldy);
+    // Every config, and the first of every 16 with m - 1 rows as well (a tile covers less).
+    std::optional<DeviceProblem> fewer;
+    if (m > 1) fewer.emplace(t, cs.shape, cs.ld, seed++, 0, m - 1, cs.ldx, cs.ldy);
+    const auto space = search_space_for(t, cs.shape, m);
+    for (std::size_t i = 0; i < space.size(); i += stride) {
+      for (DeviceProblem* p : {&problem, fewer && i % 16 == 0 ? &*fewer : nullptr}) {
+        if (!p) continue;
+        const KernelConfig c = fit_alignment(space[i], t, p->operands(0));
+        auto kernel = kernels.get(c, t);
+        p->workspace().reserve(c, cs.shape);
+        const LaunchFn launch = [&](int copy, CUstream s) {
+          jit::launch_gemv(*kernel, c, p->operands(copy), p->workspace(), s);
+        };
+        const Comparison cmp = verify_calls(launch, *p, stream);
+        ++checked;
+        tensor_core += c.family == Family::tensor_core;
+        EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << p->batch() << " " << to_string(cs.shape) << " ld " << cs.ld
+                            << " ldx " << cs.ldx << " ldy " << cs.ldy << " " << to_string(c) << ": " << cmp.describe();
+      }
+    }
+  }
+  if (t != DType::f32 && m > 1) EXPECT_GT(tensor_core, 0u);
+  std::printf("[gemvtune] %s M=%d: %zu config/shape checks against float64 (%zu on tensor cores)\n",
+              std::string(to_string(t)).c_str(), m, checked, tensor_core);
+}
+
+class BatchGpu : public ::testing::TestWithParam<std::tuple<DType, int>> {};
+
+TEST_P(BatchGpu, WholeSpaceMatchesFloat64) { check_batch(std::get<0>(GetParam()), std::get<1>(GetParam())); }
+
+INSTANTIATE_TEST_SUITE_P(Space, BatchGpu,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f16, DType::f32),
+                                            ::testing::Values(2, 3, 8, 13, 16)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_M" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(BatchGpuSplitK, TensorCoresAreBitwiseDeterministic) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  for (DType t : {DType::bf16, DType::f16})
+    for (const char* text : {"tc_t128_r1_kw2_v16_u2_sk8_cs_m16", "tc_t256_r2_kw4_v16_u1_sk3_cs_pdl_m8",
+                             "t128_r2_kw2_v16_u2_sk6_cs_m4"}) {
+      const KernelConfig c = parse_config(text);
+      const int m = c.m_tile;
+      DeviceProblem problem(t, {4096, 14336}, 14336, 91, 0, m);
+      auto kernel = kernels.get(c, t);
+      problem.workspace().reserve(c, problem.shape());
+      const LaunchFn launch = [&](int copy, CUstream s) {
+        jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s);
+      };
+      std::vector<unsigned char> first;
+      for (int run = 0; run < 5; ++run) {
+        const Comparison cmp = verify_calls(launch, problem, stream);
+        ASSERT_TRUE(cmp.ok) << text << ": " << cmp.describe();
+        const HostArray y = problem.read_y();
+        if (run == 0) first = y.bytes;
+        else EXPECT_EQ(std::memcmp(first.data(), y.bytes.data(), first.size()), 0) << text << " run " << run;
+      }
+    }
+}
+
+}  // namespace
