@@ -125,7 +125,7 @@ PackedWeights make_packed_weights(WeightFormat f, DType activation, std::int64_t
 // Throws InvalidArgument unless the layout is valid and the vectors have the sizes it implies.
 void check_packed_weights(const PackedWeights& w);
 
-// Element access (no bounds checks beyond debug asserts).
+// Element access (no bounds checks).
 // The stored code: the int8 value -128..127, the fp8 byte 0..255, the int4 nibble 0..15;
 // dense has none (throws InvalidArgument).
 int weight_code(const PackedWeights& w, std::int64_t row, std::int64_t col);
