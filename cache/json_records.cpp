@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "cache/text.hpp"
 #include "cache/validate.hpp"
 #include "gemvtune/error.hpp"
 
@@ -59,10 +60,13 @@ Json encode_peak(const PeakRecord& p) {
   throw InvalidArgument(where + ": " + what);
 }
 
+// A short description of a value for a message. Never dumps an array or object: a value
+// nested 100000 deep would overflow the stack of the recursive dump (and be unreadable).
 std::string shown(const Json& v) {
-  std::string text = v.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + " elements";
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " fields";
+  if (v.is_string()) return Json(abbreviated(v.get_ref<const std::string&>())).dump();
+  return v.dump();  // a number, a boolean or null
 }
 
 const Json& field(const Json& obj, const char* name, const std::string& where) {
@@ -184,11 +188,23 @@ Json encode_document(const CacheDocument& doc) {
               {"peaks", std::move(peaks)}};
 }
 
+Json parse_json(std::istream& in) {
+  // object_start and array_start report the depth of the value they open (0 for the root).
+  const Json::parser_callback_t limit_depth = [](int depth, Json::parse_event_t event, Json&) {
+    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw InvalidArgument("arrays and objects nested more than " + std::to_string(kMaxJsonDepth) +
+                            " deep; an export nests 5");
+    return true;
+  };
+  return Json::parse(in, limit_depth);
+}
+
 CacheDocument decode_document(const Json& j) {
   const std::string root = "(document)";
   const std::string format = get_string(j, "format", root);
   if (format != kJsonFormatName)
-    fail(root + ".format", "expected \"" + std::string(kJsonFormatName) + "\", got " + shown(j["format"]));
+    fail(root + ".format", "expected \"" + std::string(kJsonFormatName) + "\", got " + shown(Json(format)));
   const int version = get_int(j, "format_version", root);
   if (version > kJsonFormatVersion)
     fail(root + ".format_version", "version " + std::to_string(version) +

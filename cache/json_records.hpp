@@ -1,6 +1,7 @@
 // The JSON form of cache records, used by export_json/import_json. Decoding is strict and
 // names the offending place ("tuned[3].time_us: expected a number, got \"fast\"").
 #pragma once
+#include <istream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,12 +17,14 @@ inline constexpr int kJsonFormatVersion = 1;
 // ordered_json keeps fields in the order written, which reads better than alphabetical.
 using Json = nlohmann::ordered_json;
 
-struct CacheDocument {
-  std::vector<TuneRecord> tuned;
-  std::vector<PeakRecord> peaks;
-};
+// Deeper than any document of the format (document, tuned, record, candidates, candidate),
+// and shallow enough that nothing recursive over the parsed value can run out of stack.
+inline constexpr int kMaxJsonDepth = 16;
 
 Json encode_document(const CacheDocument& doc);
+// Parses JSON text, refusing nesting deeper than kMaxJsonDepth while reading (InvalidArgument)
+// before a deep value is ever built. Malformed text throws Json::exception.
+Json parse_json(std::istream& in);
 // Throws InvalidArgument naming the JSON location that is missing, mistyped or invalid.
 CacheDocument decode_document(const Json& j);
 

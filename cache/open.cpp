@@ -17,6 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// "a FIFO", "a character device", ... for the message refusing it.
+const char* kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return "a file of another kind";
+  }
+}
+
 std::string directory_of(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? std::string(".") : parent.string();
@@ -79,8 +90,9 @@ Connection open_read_only(const std::string& path) {
   SchemaState state;
   Connection conn = inspect_existing(path, state);
   if (state.kind == FileKind::empty) {
-    throw_cache_error(path, "is an empty database without gemvtune tables; open it read_write "
-                            "once to initialise it");
+    throw_cache_error(path, "is an empty database, not yet a gemvtune cache: nothing has been "
+                            "stored in it (storing a result, e.g. by tune, import or peak, "
+                            "initialises it)");
   }
   if (state.version < kSchemaVersion) {
     throw_cache_error(path, "schema version " + std::to_string(state.version) +
@@ -138,6 +150,9 @@ Connection open_cache(const std::string& path, CacheMode mode) {
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw_cache_error(path, "cannot stat: " + ec.message());
   if (exists && fs::is_directory(status)) throw_cache_error(path, "is a directory, not a file");
+  // SQLite would block on a FIFO until a writer comes, and put a -journal beside a device.
+  if (exists && !fs::is_regular_file(status))
+    throw_cache_error(path, std::string("is ") + kind_of(status) + ", not a regular file");
 
   if (mode == CacheMode::read_only) {
     if (!exists) throw_cache_error(path, "file does not exist (opened read_only, so not created)");

@@ -4,6 +4,7 @@ target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/cache/file_check.cpp
   ${CMAKE_SOURCE_DIR}/cache/schema.cpp
   ${CMAKE_SOURCE_DIR}/cache/open.cpp
+  ${CMAKE_SOURCE_DIR}/cache/text.cpp
   ${CMAKE_SOURCE_DIR}/cache/validate.cpp
   ${CMAKE_SOURCE_DIR}/cache/outcome.cpp
   ${CMAKE_SOURCE_DIR}/cache/default_path.cpp

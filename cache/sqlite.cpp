@@ -13,12 +13,27 @@ void throw_cache_error(const std::string& path, std::string_view what) {
   throw CacheError("cache " + path + ": " + std::string(what));
 }
 
-void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3* db) {
+namespace {
+
+// SQLite's "database is locked" says nothing of why or what to do; after the busy timeout it
+// means another connection kept the write lock all that time.
+std::string busy_hint(sqlite3* db, int busy_timeout_ms) {
+  if (db == nullptr || (sqlite3_extended_errcode(db) & 0xff) != SQLITE_BUSY) return "";
+  const std::string wait = busy_timeout_ms % 1000 == 0 ? std::to_string(busy_timeout_ms / 1000) + " s"
+                                                       : std::to_string(busy_timeout_ms) + " ms";
+  return "; another process (a tune, import or peak?) held the cache locked for longer than the " +
+         wait + " this one waits; try again when it has finished";
+}
+
+}  // namespace
+
+void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3* db, int busy_timeout_ms) {
   std::string message(what);
   if (db != nullptr) {
     message += ": ";
     message += sqlite3_errmsg(db);
     message += " (SQLite code " + std::to_string(sqlite3_extended_errcode(db)) + ")";
+    message += busy_hint(db, busy_timeout_ms);
   }
   throw_cache_error(path, message);
 }
@@ -49,7 +64,11 @@ std::string file_uri(const std::string& path) {
 
 }  // namespace
 
-Connection::Connection(const std::string& path, int flags) : Connection(path, path, flags) {}
+// SQLite may be built to read any name starting with "file:" as a URI (Debian's is), which
+// would make `--db file:p.sqlite` open p.sqlite; and ":memory:" is no file at all. A "./"
+// in front keeps every relative path a plain path.
+Connection::Connection(const std::string& path, int flags)
+    : Connection(path, !path.empty() && path[0] != '/' ? "./" + path : path, flags) {}
 
 Connection Connection::open_immutable(const std::string& path) {
   return Connection(path, file_uri(path) + "?immutable=1",
@@ -76,13 +95,15 @@ Connection::Connection(const std::string& path, const std::string& name, int fla
 Connection::~Connection() { close(); }
 
 Connection::Connection(Connection&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)),
+      busy_timeout_ms_(other.busy_timeout_ms_) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
     close();
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    busy_timeout_ms_ = other.busy_timeout_ms_;
   }
   return *this;
 }
@@ -98,7 +119,8 @@ void Connection::exec(std::string_view sql) const {
   char* error = nullptr;
   const std::string text(sql);
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = "SQL failed (" + text + "): " + (error != nullptr ? error : "?");
+    std::string message = "SQL failed (" + text + "): " + (error != nullptr ? error : "?") +
+                          busy_hint(db_, busy_timeout_ms_);
     sqlite3_free(error);
     throw_cache_error(path_, message);
   }
@@ -118,9 +140,10 @@ std::string Connection::query_text(std::string_view sql) const {
   return s.column_text(0);
 }
 
-void Connection::set_busy_timeout_ms(int ms) const {
+void Connection::set_busy_timeout_ms(int ms) {
   if (sqlite3_busy_timeout(db_, ms) != SQLITE_OK)
     throw_sqlite_error(path_, "cannot set busy timeout", db_);
+  busy_timeout_ms_ = ms;
 }
 
 bool Connection::is_read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }
@@ -182,7 +205,7 @@ bool Statement::step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   throw_sqlite_error(conn_->path(), std::string("statement failed (") + sqlite3_sql(stmt_) + ")",
-                     conn_->handle());
+                     conn_->handle(), conn_->busy_timeout_ms());
 }
 
 void Statement::run() {
@@ -197,7 +220,13 @@ void Statement::reset() {
 
 std::int64_t Statement::column_int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 
-int Statement::column_int(int col) const { return sqlite3_column_int(stmt_, col); }
+int Statement::column_int(int col) const {
+  // sqlite3_column_int keeps the low 32 bits, so 2^32 + 132 SMs would read as a valid 132.
+  const std::int64_t v = sqlite3_column_int64(stmt_, col);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    return std::numeric_limits<int>::min();
+  return static_cast<int>(v);
+}
 
 double Statement::column_double(int col) const { return sqlite3_column_double(stmt_, col); }
 

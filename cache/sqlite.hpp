@@ -10,8 +10,10 @@
 
 namespace gemvtune::cache {
 
-// Throws CacheError "cache <path>: <what>: <sqlite message>".
-[[noreturn]] void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3* db);
+// Throws CacheError "cache <path>: <what>: <sqlite message>", with a hint when the cause is
+// another process holding the lock past the busy timeout.
+[[noreturn]] void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3* db,
+                                     int busy_timeout_ms = 0);
 // Throws CacheError "cache <path>: <what>".
 [[noreturn]] void throw_cache_error(const std::string& path, std::string_view what);
 
@@ -38,7 +40,8 @@ class Connection {
   std::int64_t query_int(std::string_view sql) const;
   std::string query_text(std::string_view sql) const;
 
-  void set_busy_timeout_ms(int ms) const;
+  void set_busy_timeout_ms(int ms);
+  int busy_timeout_ms() const { return busy_timeout_ms_; }
   // True when SQLite opened the file read-only even though read-write was asked for
   // (it does so silently when the file is write protected).
   bool is_read_only() const;
@@ -54,6 +57,7 @@ class Connection {
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  int busy_timeout_ms_ = 0;
 };
 
 // One prepared statement. Bind indexes start at 1, column indexes at 0 (as in SQLite).
@@ -80,6 +84,7 @@ class Statement {
   void reset();
 
   std::int64_t column_int64(int col) const;
+  // A value outside int's range reads as INT_MIN, which validation then refuses.
   int column_int(int col) const;
   double column_double(int col) const;
   std::string column_text(int col) const;

@@ -1,11 +1,15 @@
 // SQL for TuneRecords: key binding, row <-> struct conversion, and the replace that store()
-// and import_json() share. Text read back from the file (dtype, outcome) is parsed strictly;
-// a value this build does not know is reported as a CacheError naming the file.
+// and import_json() share. A row read back is parsed strictly and checked as store() checks
+// a record: one this build cannot use (written by another tool, a newer build or by hand:
+// an unknown dtype, a negative time, a config that does not parse) is treated as absent, so
+// it is never served and a good entry may replace it, and callers can have it described.
 #include "cache/tuned_rows.hpp"
 
 #include <string>
 
 #include "cache/gpu_columns.hpp"
+#include "cache/text.hpp"
+#include "cache/validate.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cache {
@@ -26,28 +30,20 @@ void bind_key(Statement& s, const CacheKey& key) {
       .bind(8, key.batch).bind(9, key.template_version);
 }
 
-DType dtype_from_column(const Connection& conn, const std::string& text) {
-  try {
-    return parse_dtype(text);
-  } catch (const InvalidArgument& e) {
-    throw_cache_error(conn.path(), std::string("unreadable row: ") + e.what());
-  }
+// Describes a row for a message about it: its id and key as stored.
+std::string describe_row(const Statement& s) {
+  return "tuned row " + std::to_string(s.column_int64(0)) + " (" + abbreviated(s.column_text(1)) + ", " +
+         std::to_string(s.column_int64(5)) + "x" + std::to_string(s.column_int64(6)) + ", " +
+         abbreviated(s.column_text(7)) + ", templates " + abbreviated(s.column_text(9)) + ")";
 }
 
-Outcome outcome_from_column(const Connection& conn, const std::string& text) {
-  try {
-    return parse_outcome(text);
-  } catch (const InvalidArgument& e) {
-    throw_cache_error(conn.path(), std::string("unreadable row: ") + e.what());
-  }
-}
-
-// Reads a row of kSelectTuned; returns the row id for loading candidates.
-std::int64_t read_tuned_row(const Connection& conn, const Statement& s, TuneRecord& r) {
+// Reads a row of kSelectTuned into r (text parsed strictly) and checks it as store() would;
+// throws InvalidArgument when this build cannot use it. Returns the row id.
+std::int64_t read_tuned_row(const Statement& s, TuneRecord& r) {
   r.key.gpu = read_gpu(s, 1);
   r.key.shape.n = s.column_int64(5);
   r.key.shape.k = s.column_int64(6);
-  r.key.dtype = dtype_from_column(conn, s.column_text(7));
+  r.key.dtype = parse_dtype(s.column_text(7));
   r.key.batch = s.column_int(8);
   r.key.template_version = s.column_text(9);
   r.config = s.column_text(10);
@@ -58,34 +54,54 @@ std::int64_t read_tuned_row(const Connection& conn, const Statement& s, TuneReco
   r.driver_version = s.column_int(15);
   r.nvrtc_version = s.column_text(16);
   r.timestamp = s.column_int64(17);
+  validate_record(r);  // r.candidates is still empty: the winner alone
   return s.column_int64(0);
 }
 
-std::vector<CandidateResult> load_candidates(const Connection& conn, std::int64_t tuned_id) {
+// The candidates of one winner. One that fails validation is left out (and reported) rather
+// than losing the whole entry: the winner is what a server needs.
+std::vector<CandidateResult> load_candidates(const Connection& conn, std::int64_t tuned_id,
+                                             const std::string& row, std::vector<std::string>* skipped) {
   Statement s = conn.prepare(
-      "SELECT config, outcome, reason, time_us, gbps, pct_of_ceiling FROM candidates"
+      "SELECT config, outcome, reason, time_us, gbps, pct_of_ceiling, seq FROM candidates"
       " WHERE tuned_id = ?1 ORDER BY seq");
   s.bind(1, tuned_id);
   std::vector<CandidateResult> out;
   while (s.step()) {
     CandidateResult c;
-    c.config = s.column_text(0);
-    c.outcome = outcome_from_column(conn, s.column_text(1));
-    c.reason = s.column_text(2);
-    c.time_us = s.column_double(3);
-    c.gbps = s.column_double(4);
-    c.pct_of_ceiling = s.column_double(5);
+    try {
+      c.config = s.column_text(0);
+      c.outcome = parse_outcome(s.column_text(1));
+      c.reason = s.column_text(2);
+      c.time_us = s.column_double(3);
+      c.gbps = s.column_double(4);
+      c.pct_of_ceiling = s.column_double(5);
+      validate_candidate(c);
+    } catch (const InvalidArgument& e) {
+      if (skipped != nullptr)
+        skipped->push_back(row + ", candidate " + std::to_string(s.column_int64(6)) + ": " +
+                           abbreviated(e.what(), 300));
+      continue;
+    }
     out.push_back(std::move(c));
   }
   return out;
 }
 
-std::vector<TuneRecord> load_rows(const Connection& conn, Statement& s, bool with_candidates) {
+// The usable rows of `s`; each unusable one is skipped and, when `skipped` is given, described.
+std::vector<TuneRecord> load_rows(const Connection& conn, Statement& s, bool with_candidates,
+                                  std::vector<std::string>* skipped) {
   std::vector<TuneRecord> out;
   while (s.step()) {
     TuneRecord r;
-    const std::int64_t id = read_tuned_row(conn, s, r);
-    if (with_candidates) r.candidates = load_candidates(conn, id);
+    std::int64_t id = 0;
+    try {
+      id = read_tuned_row(s, r);
+    } catch (const InvalidArgument& e) {
+      if (skipped != nullptr) skipped->push_back(describe_row(s) + ": " + abbreviated(e.what(), 300));
+      continue;
+    }
+    if (with_candidates) r.candidates = load_candidates(conn, id, describe_row(s), skipped);
     out.push_back(std::move(r));
   }
   return out;
@@ -97,30 +113,36 @@ std::optional<TuneRecord> load_tuned(const Connection& conn, const CacheKey& key
                                      bool with_candidates) {
   Statement s = conn.prepare(std::string(kSelectTuned) + kWhereKey);
   bind_key(s, key);
-  std::vector<TuneRecord> rows = load_rows(conn, s, with_candidates);
+  std::vector<TuneRecord> rows = load_rows(conn, s, with_candidates, nullptr);
   if (rows.empty()) return std::nullopt;
   return std::move(rows.front());  // UNIQUE on the key: at most one
 }
 
 std::optional<double> load_tuned_time(const Connection& conn, const CacheKey& key) {
-  Statement s = conn.prepare(std::string("SELECT time_us FROM tuned") + kWhereKey);
-  bind_key(s, key);
-  if (!s.step()) return std::nullopt;
-  return s.column_double(0);
+  const std::optional<TuneRecord> r = load_tuned(conn, key, false);
+  if (!r) return std::nullopt;
+  return r->time_us;
 }
 
-std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candidates) {
+bool has_tuned_row(const Connection& conn, const CacheKey& key) {
+  Statement s = conn.prepare(std::string("SELECT 1 FROM tuned") + kWhereKey);
+  bind_key(s, key);
+  return s.step();
+}
+
+std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candidates,
+                                       std::vector<std::string>* skipped) {
   Statement s = conn.prepare(std::string(kSelectTuned) +
                              " ORDER BY gpu_name, sm_count, cc_major, cc_minor, dtype, n, k,"
                              " batch, template_version");
-  return load_rows(conn, s, with_candidates);
+  return load_rows(conn, s, with_candidates, skipped);
 }
 
 std::vector<TuneRecord> load_same_family(const Connection& conn, const CacheKey& key) {
   Statement s = conn.prepare(std::string(kSelectTuned) + kWhereGpu +
                              " AND dtype = ?5 AND batch = ?6 AND template_version = ?7 ORDER BY n, k");
   bind_gpu(s, key.gpu).bind(5, to_string(key.dtype)).bind(6, key.batch).bind(7, key.template_version);
-  return load_rows(conn, s, false);
+  return load_rows(conn, s, false, nullptr);
 }
 
 void replace_tuned(const Connection& conn, const TuneRecord& r) {

@@ -1,7 +1,13 @@
-// Option parsing shared by the commands (see cli_common.hpp).
+// Option parsing and argument checks shared by the commands (see cli_common.hpp).
 #include "cli/cli_common.hpp"
 
+#include <cstdio>
 #include <iostream>
+#include <typeinfo>
+
+#include "cache/text.hpp"
+#include "cache/validate.hpp"
+#include "gemvtune/error.hpp"
 
 namespace gemvtune::cli {
 
@@ -19,9 +25,58 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + "\nusage: " + usage_line);
+    throw UsageError(short_message(e.what(), "") + "\nusage: " + usage_line);
   }
+  // Every cache command reads --db into a string that is empty when not given; an empty
+  // value given on purpose (an unset shell variable) must not quietly mean the default cache.
+  if (vm.count("db") && vm["db"].value().type() == typeid(std::string) && vm["db"].as<std::string>().empty())
+    throw UsageError("--db is empty: give the cache file's path, or leave --db out for the default cache\nusage: " +
+                     usage_line);
   return false;
+}
+
+GpuIdentity parse_gpu_key(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return UsageError("bad --gpu '" + cache::abbreviated(text) + "': " + why +
+                      " (expected NAME/<SMs>sm/cc<major>.<minor>, e.g. 'NVIDIA H200/132sm/cc9.0')");
+  };
+  const auto cc = text.rfind('/');
+  if (cc == std::string::npos || cc == 0) throw bad("not a GPU key");
+  const auto sm = text.rfind('/', cc - 1);
+  if (sm == std::string::npos || sm == 0) throw bad("not a GPU key");
+  GpuIdentity id;
+  id.name = text.substr(0, sm);
+  const std::string sm_text = text.substr(sm + 1, cc - sm - 1), cc_text = text.substr(cc + 1);
+  int major = 0, minor = 0, sms = 0;
+  char tail = 0;
+  if (std::sscanf(sm_text.c_str(), "%dsm%c", &sms, &tail) != 1 || sm_text != std::to_string(sms) + "sm")
+    throw bad("'" + cache::abbreviated(sm_text) + "' is not <SMs>sm");
+  if (std::sscanf(cc_text.c_str(), "cc%d.%d%c", &major, &minor, &tail) != 2 ||
+      cc_text != "cc" + std::to_string(major) + "." + std::to_string(minor))
+    throw bad("'" + cache::abbreviated(cc_text) + "' is not cc<major>.<minor>");
+  id.sm_count = sms;
+  id.cc_major = major;
+  id.cc_minor = minor;
+  if (id.key() != text) throw bad("not a GPU key");
+  // The same rules as the cache's: an identity it would never hold cannot be asked about.
+  try {
+    cache::validate_gpu(id);
+  } catch (const InvalidArgument& e) {
+    const std::string why = e.what();
+    throw bad(why.substr(why.find(": ") + 2));  // without "invalid cache record: "
+  }
+  return id;
+}
+
+std::string short_message(const std::string& message, const std::string& input) {
+  std::string out = message;
+  const std::size_t keep = 60;
+  if (input.size() > keep) {
+    const std::string shortened = cache::abbreviated(input, keep);
+    for (std::size_t at = out.find(input); at != std::string::npos; at = out.find(input, at + shortened.size()))
+      out.replace(at, input.size(), shortened);
+  }
+  return cache::abbreviated(out, 1000);
 }
 
 }  // namespace gemvtune::cli

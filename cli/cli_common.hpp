@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "gemvtune/gpu.hpp"
+
 namespace gemvtune::cli {
 
 namespace po = boost::program_options;
@@ -24,10 +26,20 @@ struct Command {
 const std::vector<Command>& commands();
 
 // Parses args into vm against desc (plus positional); prints help and returns true when
-// --help was given. Unknown options and bad values throw UsageError naming them.
+// --help was given. Unknown options and bad values throw UsageError naming them, and so does
+// an empty --db (it would otherwise silently mean the default cache).
 bool parse_or_help(const std::vector<std::string>& args, const po::options_description& desc,
                    const po::positional_options_description& positional, po::variables_map& vm,
                    const std::string& usage_line);
+
+// "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key(), as `list` shows it) back into its parts;
+// the name may hold '/'. Throws UsageError for text that is not such a key or names an
+// identity no GPU has (the cache's own rules: positive SMs, compute capability >= 1.0).
+GpuIdentity parse_gpu_key(const std::string& text);
+
+// `message` with every copy of `input` (a user's argument, perhaps 100 KB pasted by
+// mistake) shortened, and at most about 1000 characters in all.
+std::string short_message(const std::string& message, const std::string& input);
 
 int cmd_info(const std::vector<std::string>& args);
 int cmd_emit(const std::vector<std::string>& args);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/cli_common.hpp"
+#include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 
 namespace gemvtune::cli {
@@ -15,7 +16,14 @@ int cmd_emit(const std::vector<std::string>& args) {
   pos.add("config", 1);
   po::variables_map vm;
   if (parse_or_help(args, desc, pos, vm, "gemvtune emit CONFIG [--dtype bf16]")) return kOk;
-  std::cout << generate_source(parse_config(config), parse_dtype(dtype));
+  KernelConfig parsed;
+  try {
+    parsed = parse_config(config);
+  } catch (const InvalidArgument& e) {
+    // parse_config quotes the text, in places twice: a pasted 100 KB argument stays short.
+    throw InvalidArgument(short_message(e.what(), config));
+  }
+  std::cout << generate_source(parsed, parse_dtype(dtype));
   return kOk;
 }
 

@@ -1,11 +1,13 @@
-// gemvtune export / import: the cache as a JSON document (every winner with its candidates,
-// and the read ceilings), and merging such a document into a cache (the faster entry stays).
-#include <cstdio>
-#include <fstream>
+// gemvtune export: the cache as a JSON document (every winner with its candidates, and the
+// read ceilings), which `gemvtune import` merges back. Rows this build cannot use are left
+// out and listed on stderr, so one bad row never makes a backup that cannot be restored.
+#include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
+#include "cli/output_file.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cli {
@@ -15,60 +17,24 @@ int cmd_export(const std::vector<std::string>& args) {
   std::string db, out_path;
   desc.add_options()
       ("db", po::value(&db), kDbHelp)
-      ("out", po::value(&out_path)->default_value("-"), "file to write, or - for stdout");
+      ("out", po::value(&out_path)->default_value("-"),
+       "file to write (a regular file is replaced atomically; a FIFO, device or symlink is written through), "
+       "or - for stdout");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm, "gemvtune export [--db PATH] [--out FILE|-]")) return kOk;
+  if (out_path.empty()) throw UsageError("--out is empty: give a file, or - for stdout");
   const TuningCache cache(db_path(db), CacheMode::read_only);
-  if (out_path == "-") {
-    cache.export_json(std::cout);
-    return kOk;
-  }
-  // Written beside the target and renamed into place, so a failed export never leaves a
-  // truncated file where a good one was.
-  const std::string partial = out_path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + partial + "'");
-    try {
-      cache.export_json(out);
-      out.close();
-      if (!out) throw Error("writing '" + partial + "' failed");
-    } catch (...) {
-      std::remove(partial.c_str());
-      throw;
-    }
-  }
-  if (std::rename(partial.c_str(), out_path.c_str()) != 0) {
-    std::remove(partial.c_str());
-    throw Error("cannot rename '" + partial + "' to '" + out_path + "'");
-  }
-  std::cerr << "exported " << cache.list().size() << " tuned entries from " << cache.path() << " to " << out_path << "\n";
-  return kOk;
-}
+  std::error_code ec;
+  if (out_path != "-" && std::filesystem::equivalent(out_path, cache.path(), ec))
+    throw UsageError("--out '" + out_path + "' is the cache itself; writing JSON there would destroy it");
 
-int cmd_import(const std::vector<std::string>& args) {
-  po::options_description desc("import options");
-  std::string db, in_path;
-  desc.add_options()
-      ("file", po::value(&in_path)->required(), "JSON written by `gemvtune export`, or - for stdin")
-      ("db", po::value(&db), kDbHelp);
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map vm;
-  if (parse_or_help(args, desc, positional, vm,
-                    "gemvtune import FILE [--db PATH]\n"
-                    "For a shape in both, the faster entry stays (the existing one on a tie); for a GPU's read\n"
-                    "ceiling, the higher one."))
-    return kOk;
-  std::ifstream file;
-  if (in_path != "-") {
-    file.open(in_path, std::ios::binary);
-    if (!file) throw InvalidArgument("cannot open '" + in_path + "'");
-  }
-  TuningCache cache(db_path(db), CacheMode::read_write);
-  const TuningCache::ImportStats stats = cache.import_json(in_path == "-" ? std::cin : file);
-  std::cout << "imported " << (in_path == "-" ? "stdin" : in_path) << " into " << cache.path() << ": " << stats.added
-            << " added, " << stats.replaced << " replaced, " << stats.kept << " kept\n";
+  std::ostringstream text;
+  const TuningCache::ExportStats stats = cache.export_json(text);
+  write_output(out_path, text.str());
+  warn_skipped(cache.path(), stats.skipped, "left out of the export");
+  if (out_path != "-")
+    std::cerr << "exported " << stats.tuned << " tuned entries and " << stats.peaks << " read ceilings from "
+              << cache.path() << " to " << out_path << "\n";
   return kOk;
 }
 

@@ -23,15 +23,18 @@ int cmd_list(const std::vector<std::string>& args) {
 
   std::vector<TuneRecord> records;
   std::vector<PeakRecord> peaks;
+  std::vector<std::string> problems;
   if (std::filesystem::exists(path)) {  // no file yet: nothing tuned, not an error
     const TuningCache cache(path, CacheMode::read_only);
     records = cache.list();
+    problems = cache.problems();
     std::set<std::string> seen;
     for (const TuneRecord& r : records)
       if (seen.insert(r.key.gpu.key()).second)
         if (auto p = cache.peak(r.key.gpu)) peaks.push_back(*p);
   }
 
+  warn_skipped(path, problems, "not listed");
   if (json) {
     Json tuned = Json::array(), ceilings = Json::array();
     for (const TuneRecord& r : records) tuned.push_back(record_json(r, false));

@@ -62,13 +62,27 @@ struct PeakRecord {
   std::int64_t timestamp = 0;  // unix seconds
 };
 
+// The content of an export document: every winner with its candidates, and the peaks.
+struct CacheDocument {
+  std::vector<TuneRecord> tuned;
+  std::vector<PeakRecord> peaks;
+};
+
+// Reads a whole document written by TuningCache::export_json and checks every record as
+// store() would, touching no cache, so an import can be refused before any file is opened.
+// `source` names the input in messages ("backup.json", "stdin"). Anything malformed, nested
+// too deep, unreadable or invalid throws InvalidArgument "<source>: <place>: <problem>".
+CacheDocument read_cache_json(std::istream& in, const std::string& source);
+
 enum class CacheMode { read_only, read_write };
 
 // RAII over one SQLite connection. Movable, not copyable; a moved-from cache may only be
 // destroyed or assigned to. One object must not be used by two threads at once; several
 // objects (in one process or many) may use one file at the same time.
 // Every failure to use the file throws CacheError naming the path; bad input to store()
-// throws InvalidArgument.
+// or import throws InvalidArgument. A row of the file that store() would refuse (written by
+// another tool, a newer build or by hand) is never served: find, contains, nearest, list,
+// peak and export treat it as absent, store and import replace it, problems() describes it.
 class TuningCache {
  public:
   // $GEMVTUNE_CACHE if set, else $XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else
@@ -106,16 +120,29 @@ class TuningCache {
   void store_peak(const PeakRecord& p);
   std::optional<PeakRecord> peak(const GpuIdentity& gpu) const;
 
-  // All winners with their candidates and all peaks, as indented JSON with a format version.
-  void export_json(std::ostream& out) const;
+  // One line per row this build cannot use and so leaves out (an unusable winner leaves out
+  // its entry, an unusable candidate only itself), naming the row and the problem.
+  std::vector<std::string> problems() const;
+
+  struct ExportStats {
+    int tuned = 0, peaks = 0;
+    std::vector<std::string> skipped;  // as problems(): rows left out of the document
+  };
+  // All usable winners with their candidates and all usable peaks, as indented JSON with a
+  // format version: exactly what import accepts, so one bad row cannot block a restore.
+  ExportStats export_json(std::ostream& out) const;
 
   struct ImportStats {
     int added = 0, replaced = 0, kept = 0;  // tuned entries; peaks are merged but not counted
   };
-  // Merges an export into this cache in one transaction: for a key present in both, the
-  // entry with the lower time_us stays (the existing one on a tie); for a peak, the higher
-  // gbps. Malformed or invalid JSON throws CacheError naming what is wrong; nothing is written.
-  ImportStats import_json(std::istream& in);
+  // Merges a document into this cache in one transaction: for a key present in both, the
+  // entry with the lower time_us stays (the existing one on a tie; an unusable existing row
+  // is always replaced); for a peak, the higher gbps. An invalid record throws
+  // InvalidArgument and nothing is written.
+  ImportStats import_document(const CacheDocument& doc);
+  // read_cache_json then import_document. The document is read and checked before this
+  // cache is touched; errors name `source`.
+  ImportStats import_json(std::istream& in, const std::string& source = "JSON input");
 
   const std::string& path() const;
   CacheMode mode() const;

@@ -93,6 +93,12 @@ inline std::int64_t raw_query_int(const std::string& path, const std::string& sq
   return value;
 }
 
+// A distinct valid config for each i in 0..31 (t32, t64, ... t1024), for tests that need
+// configs only as labels: the cache refuses config text that does not parse or breaks rules.
+inline std::string label_config(int i) {
+  return "t" + std::to_string(32 * (i + 1)) + "_r1_kw1_v16_u2_sk1_cs";
+}
+
 inline GpuIdentity h200() { return GpuIdentity{"NVIDIA H200", 132, 9, 0}; }
 
 inline CacheKey make_key(std::int64_t n, std::int64_t k, GpuIdentity gpu = h200(),

@@ -15,6 +15,18 @@ using cache_test::make_key;
 using cache_test::make_record;
 using cache_test::TempDir;
 
+// Configs as labels of the entries (any valid, distinct config text would do).
+const std::string cfg = cache_test::label_config(10);
+const std::string ours_a = cache_test::label_config(11);
+const std::string ours_b = cache_test::label_config(12);
+const std::string ours_tie = cache_test::label_config(13);
+const std::string theirs_a = cache_test::label_config(14);
+const std::string theirs_b = cache_test::label_config(15);
+const std::string theirs_c = cache_test::label_config(16);
+const std::string theirs_tie = cache_test::label_config(17);
+const std::string new_entry = cache_test::label_config(18);
+const std::string new_entry_2 = cache_test::label_config(19);
+
 std::string export_text(const TuningCache& cache) {
   std::ostringstream out;
   cache.export_json(out);
@@ -39,7 +51,7 @@ std::vector<TuneRecord> sample_records() {
   odd.driver_version = 0;
   odd.candidates.clear();
   records.push_back(odd);
-  records.push_back(make_record(make_key(8192, 8192, cache_test::h200(), DType::f16, 4), "cfg", 3.5));
+  records.push_back(make_record(make_key(8192, 8192, cache_test::h200(), DType::f16, 4), cfg, 3.5));
   return records;
 }
 
@@ -82,15 +94,15 @@ TEST(CacheJson, ImportKeepsTheFasterEntryPerKey) {
   TuningCache theirs(dir.file("theirs.sqlite"), CacheMode::read_write);
   const CacheKey a = make_key(1024, 1024), b = make_key(2048, 2048), c = make_key(4096, 4096),
                  tie = make_key(512, 512);
-  ours.store(make_record(a, "ours_a", 10.0));
-  ours.store(make_record(b, "ours_b", 20.0));
-  ours.store(make_record(tie, "ours_tie", 5.0));
-  TuneRecord faster_a = make_record(a, "theirs_a", 5.0);
+  ours.store(make_record(a, ours_a, 10.0));
+  ours.store(make_record(b, ours_b, 20.0));
+  ours.store(make_record(tie, ours_tie, 5.0));
+  TuneRecord faster_a = make_record(a, theirs_a, 5.0);
   faster_a.candidates.resize(1);
   theirs.store(faster_a);
-  theirs.store(make_record(b, "theirs_b", 30.0));
-  theirs.store(make_record(c, "theirs_c", 7.0));
-  theirs.store(make_record(tie, "theirs_tie", 5.0));
+  theirs.store(make_record(b, theirs_b, 30.0));
+  theirs.store(make_record(c, theirs_c, 7.0));
+  theirs.store(make_record(tie, theirs_tie, 5.0));
   ours.store_peak(PeakRecord{cache_test::h200(), 4000.0, 1, 1, 1});
   theirs.store_peak(PeakRecord{cache_test::h200(), 4500.0, 2, 2, 2});
 
@@ -102,15 +114,15 @@ TEST(CacheJson, ImportKeepsTheFasterEntryPerKey) {
   const auto found_a = ours.find(a, true);
   ASSERT_TRUE(found_a.has_value());
   cache_test::expect_same_record(*found_a, faster_a);  // candidates replaced with the winner
-  EXPECT_EQ(ours.find(b)->config, "ours_b");
-  EXPECT_EQ(ours.find(c)->config, "theirs_c");
-  EXPECT_EQ(ours.find(tie)->config, "ours_tie");
+  EXPECT_EQ(ours.find(b)->config, ours_b);
+  EXPECT_EQ(ours.find(c)->config, theirs_c);
+  EXPECT_EQ(ours.find(tie)->config, ours_tie);
   EXPECT_EQ(ours.find(b, true)->candidates.size(), 6u);
   EXPECT_EQ(ours.peak(cache_test::h200())->gbps, 4500.0);
   EXPECT_EQ(cache_test::raw_query_int(ours.path(), "SELECT count(*) FROM candidates"), 1 + 6 + 6 + 6);
 }
 
-// Each document is wrong in a different way; import throws CacheError with the given words
+// Each document is wrong in a different way; import throws InvalidArgument with the given words
 // and the cache (which already holds data) is exactly as before.
 TEST(CacheJson, MalformedImportChangesNothing) {
   TempDir dir;
@@ -121,8 +133,8 @@ TEST(CacheJson, MalformedImportChangesNothing) {
 
   // A valid document to corrupt: a new key first, so a partial import would be visible.
   TuningCache other(dir.file("other.sqlite"), CacheMode::read_write);
-  other.store(make_record(make_key(77, 77), "new_entry", 1.0));
-  other.store(make_record(make_key(78, 78), "new_entry_2", 1.0));
+  other.store(make_record(make_key(77, 77), new_entry, 1.0));
+  other.store(make_record(make_key(78, 78), new_entry_2, 1.0));
   const std::string valid = export_text(other);
   const auto replaced = [&](const std::string& from, const std::string& to) {
     std::string text = valid;
@@ -150,7 +162,7 @@ TEST(CacheJson, MalformedImportChangesNothing) {
     try {
       import_text(cache, text);
       ADD_FAILURE() << "imported: " << text.substr(0, 200);
-    } catch (const CacheError& e) {
+    } catch (const InvalidArgument& e) {  // bad input, not a problem of the cache file
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
     EXPECT_EQ(export_text(cache), before);

@@ -68,12 +68,14 @@ TEST(CacheSchema, EmptySqliteFileMigratesFromVersionZero) {
   ASSERT_EQ(raw_query_int(path, "PRAGMA user_version"), 0);
   ASSERT_EQ(raw_query_int(path, "SELECT count(*) FROM sqlite_master"), 0);
 
-  // read_only cannot migrate, so it says what to do instead of failing on a missing table.
+  // read_only cannot migrate, so it says what the file is instead of failing on a missing
+  // table (and not "open it read_write", which a user of `list` cannot do).
   try {
     TuningCache cache(path, CacheMode::read_only);
     FAIL() << "read_only open of an uninitialised file succeeded";
   } catch (const CacheError& e) {
-    EXPECT_NE(std::string(e.what()).find("read_write"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nothing has been stored in it"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("read_write"), std::string::npos) << e.what();
   }
 
   TuningCache cache(path, CacheMode::read_write);

@@ -175,7 +175,7 @@ TEST_F(Cli, ImportAndExportErrors) {
   expect_usage_error({"import", dir.file("nope.json"), "--db", db()}, "cannot open '" + dir.file("nope.json") + "'");
   cache_test::write_bytes(dir.file("bad.json"), "{\"format\": \"gemvtune-cache\", ");
   const CliResult r = run({"import", dir.file("bad.json"), "--db", db()});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // bad input, as for every other command
   EXPECT_TRUE(contains(r.err, "malformed JSON")) << r.err;
   const CliResult missing = run({"export", "--db", dir.file("none.sqlite")});
   EXPECT_EQ(missing.status, 1);

@@ -1,0 +1,114 @@
+// write_output (see output_file.hpp). The atomic case writes a unique temporary file beside
+// the target and renames it over the target, so an interrupted export never leaves a
+// truncated backup where a good one was. Renaming over anything but a regular file would
+// replace it: a symlink would become a plain file, and as root `--out /dev/null` would
+// replace /dev/null; such targets are opened and written instead.
+#include "cli/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "gemvtune/error.hpp"
+
+namespace gemvtune::cli {
+namespace {
+
+// Closes on destruction and, while `temporary`, unlinks the file too.
+class OutputFd {
+ public:
+  OutputFd(int fd, std::string path, bool temporary) : fd_(fd), path_(std::move(path)), temporary_(temporary) {}
+  ~OutputFd() {
+    if (fd_ >= 0) ::close(fd_);
+    if (temporary_) ::unlink(path_.c_str());
+  }
+  OutputFd(const OutputFd&) = delete;
+  OutputFd& operator=(const OutputFd&) = delete;
+
+  int fd() const { return fd_; }
+  // Closes and reports close errors (NFS reports write errors there).
+  int close() {
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    return rc;
+  }
+  void keep() { temporary_ = false; }  // renamed into place: nothing to remove
+
+ private:
+  int fd_;
+  std::string path_;
+  bool temporary_;
+};
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
+  throw Error("cannot " + what + " '" + path + "': " + std::strerror(error));
+}
+
+void write_all(int fd, const std::string& text, const std::string& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("write", path, errno);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Into the same directory (rename does not cross file systems), keeping the mode of the file
+// it replaces, or the mode a new file would get under the umask.
+void replace_atomically(const std::string& path, const std::string& text, const struct stat* existing) {
+  std::string temp = path + ".partial-XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) fail("create a temporary file beside", path, errno);
+  OutputFd out(fd, temp, true);
+  mode_t mode = 0;
+  if (existing != nullptr) {
+    mode = existing->st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(out.fd(), mode) != 0) fail("set the mode of", temp, errno);
+  write_all(out.fd(), text, temp);
+  if (out.close() != 0) fail("write", temp, errno);
+  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename '" + temp + "' to", path, errno);
+  out.keep();
+}
+
+void write_in_place(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) fail("open", path, errno);
+  OutputFd out(fd, path, false);
+  write_all(out.fd(), text, path);
+  if (out.close() != 0) fail("write", path, errno);
+}
+
+}  // namespace
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    if (!std::cout) throw Error("cannot write to stdout");
+    return;
+  }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) fail("inspect", path, errno);
+    replace_atomically(path, text, nullptr);
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) throw Error("cannot write '" + path + "': it is a directory");
+  if (S_ISREG(st.st_mode)) {
+    replace_atomically(path, text, &st);
+    return;
+  }
+  write_in_place(path, text);
+}
+
+}  // namespace gemvtune::cli
