@@ -1,0 +1,239 @@
+"""ctypes binding of libgemvtune.so's C API (include/gemvtune/gemvtune.h).
+
+The library is found, in this order, at ``$GEMVTUNE_LIBRARY`` (a file, or a folder holding
+libgemvtune.so: a CMake build tree, say) or inside this package (where ``pip install .`` puts
+it). Nothing here needs a GPU: the library loads the CUDA driver itself, at run time.
+"""
+
+import ctypes
+import glob
+import json
+import os
+import sys
+
+from . import errors
+
+LIBRARY_NAME = "libgemvtune.so"
+
+
+# ---- the structs of gemvtune.h (each starts with its own size) --------------------------------
+
+
+class Problem(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("m", ctypes.c_int64),
+        ("n", ctypes.c_int64),
+        ("k", ctypes.c_int64),
+        ("dtype", ctypes.c_char_p),
+        ("weights", ctypes.c_char_p),
+    ]
+
+
+class Operands(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("w", ctypes.c_uint64),
+        ("scales", ctypes.c_uint64),
+        ("zeros", ctypes.c_uint64),
+        ("x", ctypes.c_uint64),
+        ("ldx", ctypes.c_int64),
+        ("y", ctypes.c_uint64),
+        ("ldy", ctypes.c_int64),
+        ("ld", ctypes.c_int64),
+    ]
+
+
+class RuntimeOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("cache_path", ctypes.c_char_p),
+        ("kernel_store_dir", ctypes.c_char_p),
+        ("device", ctypes.c_int),
+        ("flags", ctypes.c_uint),
+    ]
+
+
+TUNE_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class TuneOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("db", ctypes.c_char_p),
+        ("strategy", ctypes.c_char_p),
+        ("devices", ctypes.POINTER(ctypes.c_int)),
+        ("device_count", ctypes.c_size_t),
+        ("on_event", TUNE_CALLBACK),
+        ("user", ctypes.c_void_p),
+        ("force", ctypes.c_int),
+        ("reserved", ctypes.c_int),
+    ]
+
+
+NO_SPLIT_K = 1
+NO_PDL = 2
+
+# ---- loading ---------------------------------------------------------------------------------------
+
+
+def _candidates():
+    given = os.environ.get("GEMVTUNE_LIBRARY")
+    if given:
+        return [os.path.join(given, LIBRARY_NAME) if os.path.isdir(given) else given]
+    return [os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)]
+
+
+def _preload_nvrtc():
+    """libgemvtune.so links libnvrtc.so.13. Where the dynamic loader cannot find it (no CUDA
+    toolkit on its path), load it from the usual places first: the toolkit, or the NVIDIA
+    wheels PyTorch installs. Returns True when one was loaded."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    patterns = []
+    for root in filter(None, roots):
+        patterns += [os.path.join(root, d, "libnvrtc.so.1*") for d in ("lib64", "lib", "targets/*/lib")]
+    for site in sys.path:
+        patterns += [os.path.join(site, "nvidia", "*", "lib", "libnvrtc.so.1*"),
+                     os.path.join(site, "nvidia", "*", "*", "lib", "libnvrtc.so.1*")]
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            if "builtins" in os.path.basename(path) or "alt" in os.path.basename(path):
+                continue
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return True
+            except OSError:
+                continue
+    return False
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if not os.path.exists(path):
+            tried.append(f"{path}: no such file")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            if "nvrtc" in str(e) and _preload_nvrtc():
+                try:
+                    return ctypes.CDLL(path), path
+                except OSError as again:
+                    e = again
+            tried.append(f"{path}: {e}")
+    raise ImportError(
+        "gemvtune: cannot load " + LIBRARY_NAME + " (" + "; ".join(tried) + "). Install the package "
+        "with `pip install .` from the repository, or set GEMVTUNE_LIBRARY to a build's libgemvtune.so "
+        "(cmake --build build --target gemvtune_shared)."
+    )
+
+
+lib, library_path = _load()
+
+_status = ctypes.c_int
+_p = ctypes.c_void_p
+_i64 = ctypes.c_int64
+_u64 = ctypes.c_uint64
+_str = ctypes.c_char_p
+_out_str = ctypes.POINTER(ctypes.c_void_p)  # char** kept as void* so it can be freed
+
+_PROTOTYPES = {
+    "gemvtune_runtime_create": (_status, [_str, ctypes.c_int, ctypes.POINTER(_p)]),
+    "gemvtune_runtime_create_ex": (_status, [ctypes.POINTER(RuntimeOptions), ctypes.POINTER(_p)]),
+    "gemvtune_runtime_destroy": (None, [_p]),
+    "gemvtune_plan_create": (_status, [_p, _i64, _i64, _str, ctypes.POINTER(_p)]),
+    "gemvtune_plan_create_ex": (_status, [_p, ctypes.POINTER(Problem), ctypes.POINTER(_p)]),
+    "gemvtune_plan_destroy": (None, [_p]),
+    "gemvtune_plan_launch": (_status, [_p, _u64, _u64, _u64, _i64, _p]),
+    "gemvtune_plan_launch_ex": (_status, [_p, ctypes.POINTER(Operands), _p]),
+    "gemvtune_plan_config": (_str, [_p]),
+    "gemvtune_plan_source": (_str, [_p]),
+    "gemvtune_plan_stream_concurrent": (ctypes.c_int, [_p]),
+    "gemvtune_problem_check": (_status, [ctypes.POINTER(Problem)]),
+    "gemvtune_free": (None, [_p]),
+    "gemvtune_default_cache_path": (_status, [_out_str]),
+    "gemvtune_device_count": (_status, [ctypes.POINTER(ctypes.c_int)]),
+    "gemvtune_cache_list": (_status, [_str, _out_str]),
+    "gemvtune_cache_export": (_status, [_str, _str, _out_str]),
+    "gemvtune_cache_import": (_status, [_str, _str, _out_str]),
+    "gemvtune_query": (_status, [_str, ctypes.POINTER(Problem), ctypes.c_int, _str, _out_str]),
+    "gemvtune_peak": (_status, [_str, ctypes.c_int, _out_str]),
+    "gemvtune_presets": (_status, [_out_str]),
+    "gemvtune_find_preset": (_status, [_str, _out_str]),
+    "gemvtune_parse_shape": (_status, [_str, ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),
+    "gemvtune_read_shape_file": (_status, [_str, _out_str]),
+    "gemvtune_tune": (_status, [ctypes.POINTER(Problem), ctypes.c_size_t, ctypes.POINTER(TuneOptions), _out_str]),
+    "gemvtune_last_error": (_str, []),
+    "gemvtune_status_name": (_str, [ctypes.c_int]),
+    "gemvtune_version": (_str, []),
+}
+
+for _name, (_restype, _argtypes) in _PROTOTYPES.items():
+    _f = getattr(lib, _name)
+    _f.restype = _restype
+    _f.argtypes = _argtypes
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+
+
+def text(value):
+    """str (or os.PathLike) to the bytes a const char* takes; None stays NULL."""
+    if value is None:
+        return None
+    return os.fsencode(value) if isinstance(value, os.PathLike) else str(value).encode()
+
+
+def error(status):
+    """The exception for a failed call, with the library's message for this thread."""
+    message = lib.gemvtune_last_error().decode(errors="replace")
+    return errors.BY_STATUS.get(status, errors.InternalError)(message)
+
+
+def check(status):
+    if status != 0:
+        raise error(status)
+
+
+def call_json(function, *args):
+    """Calls a C function whose last argument is char** json_out; returns the decoded JSON."""
+    out = ctypes.c_void_p()
+    check(function(*args, ctypes.byref(out)))
+    try:
+        raw = ctypes.string_at(out.value).decode()
+    finally:
+        lib.gemvtune_free(out)
+    return json.loads(raw) if raw[:1] in "[{" else raw
+
+
+def problem(n, k, dtype, m=1, weights=None):
+    """A gemvtune_problem; sizes must be integers (the library checks their ranges)."""
+    sizes = []
+    for name, value in (("m", m), ("n", n), ("k", k)):
+        if isinstance(value, bool):
+            raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}")
+        try:
+            sizes.append(int(value.__index__()))
+        except (AttributeError, TypeError):
+            raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}") from None
+        if not -(2**63) <= sizes[-1] < 2**63:
+            raise errors.InvalidArgument(f"{name} = {sizes[-1]} is out of range")
+    if not isinstance(dtype, str):
+        dtype = dtype_name(dtype)
+    if weights is not None and not isinstance(weights, str):
+        weights = dtype_name(weights)
+    p = Problem()
+    p.struct_size = ctypes.sizeof(Problem)
+    p.m, p.n, p.k = sizes
+    p.dtype = dtype.encode()
+    p.weights = weights.encode() if weights else None
+    return p
+
+
+def dtype_name(dtype):
+    """"bf16", "fp16", "fp32" for strings and torch dtypes (by name, so torch is not imported)."""
+    if isinstance(dtype, str):
+        return dtype
+    name = str(dtype).replace("torch.", "")
+    return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}.get(name, name)

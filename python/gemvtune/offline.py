@@ -1,0 +1,166 @@
+"""The tuning cache's offline side from Python: the CLI's tune, query, list, export, import and
+peak, with the same meaning, answers (the documents ``--json`` prints, as dicts) and error
+messages (raised as gemvtune.errors exceptions).
+
+``db`` is the cache file; None means the CLI's default ($GEMVTUNE_CACHE, else
+$XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else ~/.cache/gemvtune/gemvtune.sqlite).
+"""
+
+import ctypes
+import json
+import sys
+
+from . import _capi, errors
+
+_lib = _capi.lib
+
+DEFAULT_PRESET = "llama-3.1-8b"
+
+
+def default_cache_path():
+    """The cache file that db=None means."""
+    return _capi.call_json(_lib.gemvtune_default_cache_path)
+
+
+def device_count():
+    """CUDA devices on this machine; raises NoGpu without a driver or GPU."""
+    n = ctypes.c_int()
+    _capi.check(_lib.gemvtune_device_count(ctypes.byref(n)))
+    return n.value
+
+
+def presets():
+    """The model presets `tune --preset` knows: [{"name", "description", "shapes": [{"n", "k",
+    "layers"}]}]."""
+    return _capi.call_json(_lib.gemvtune_presets)
+
+
+def parse_shape(text):
+    """"4096x14336" -> (4096, 14336), with the CLI's errors."""
+    n, k = ctypes.c_int64(), ctypes.c_int64()
+    _capi.check(_lib.gemvtune_parse_shape(_capi.text(text), ctypes.byref(n), ctypes.byref(k)))
+    return n.value, k.value
+
+
+def _shape(value):
+    if isinstance(value, str):
+        return parse_shape(value)
+    try:
+        n, k = value
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(f"bad shape {value!r}: expected 'NxK' or (n, k)") from None
+    return n, k
+
+
+def list_cache(db=None):
+    """`gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...]}.
+    A missing cache file lists nothing."""
+    return _capi.call_json(_lib.gemvtune_cache_list, _capi.text(db))
+
+
+def export_cache(out=None, db=None):
+    """`gemvtune export`: with out=None, the export document (every winner with its
+    candidates, and the read ceilings); otherwise writes it to the file ``out`` (beside it,
+    then renamed into place) and returns {"db", "out", "entries"}."""
+    return _capi.call_json(_lib.gemvtune_cache_export, _capi.text(db), _capi.text(out))
+
+
+def import_cache(file, db=None):
+    """`gemvtune import FILE`: merges an export into the cache (created when missing); for a key
+    in both the faster entry stays. Returns {"db", "file", "added", "replaced", "kept"}."""
+    return _capi.call_json(_lib.gemvtune_cache_import, _capi.text(db), _capi.text(file))
+
+
+def query(shape, dtype="bf16", *, db=None, device=0, gpu=None):
+    """`gemvtune query --json`: the config the runtime would use for shape ('NxK' or (n, k)):
+    {"shape", "dtype", "gpu", "template_version", "config", "source" ("exact", "nearest",
+    "default"), "source_text", "db", "record"}. gpu: a GPU model as list_cache() shows it,
+    "NVIDIA H200/132sm/cc9.0", asks about that model without a GPU; otherwise the GPU at
+    ``device`` is read (needs the driver)."""
+    n, k = _shape(shape)
+    p = _capi.problem(n, k, dtype)
+    return _capi.call_json(_lib.gemvtune_query, _capi.text(db), ctypes.byref(p), int(device), _capi.text(gpu))
+
+
+def peak(device=0, db=None):
+    """`gemvtune peak`: measures the GPU's read ceiling (a streaming read of 4 GiB) and stores
+    it in the cache: {"db", "gpu", "gbps", "bytes", "runs", "previous_gbps", "peak"}."""
+    return _capi.call_json(_lib.gemvtune_peak, _capi.text(db), int(device))
+
+
+def _print_event(event):
+    kind = event.get("event")
+    if kind == "start" and event["jobs"]:
+        print(f"tuning {event['jobs']} shape(s) with the {event['strategy']} strategy on {len(event['devices'])} "
+              f"GPU(s), at most {event['planned']} candidates; results go to {event['db']}", file=sys.stderr)
+    elif kind == "outcome":
+        name = f"{event['shape']} {event['dtype']}"
+        if event["status"] == "failed":
+            line = f"{name}: FAILED: {event['error']}"
+        elif event["status"] == "skipped":
+            line = f"{name}: already tuned ({event['config']}, {event['time_us']:.1f} us), skipped"
+        else:
+            line = (f"{name}: {event['config']} {event['time_us']:.2f} us, {event['gbps']:.0f} GB/s "
+                    f"({event['pct_of_ceiling']:.1f}% of ceiling); {event['measured']}/{event['space']} measured "
+                    f"in {event['seconds']:.1f} s on GPU {event['device']}")
+        print(line, file=sys.stderr)
+
+
+def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", strategy="model", db=None, force=False,
+         devices=(0,), progress=True, check=True):
+    """`gemvtune tune --json`: tunes shapes on the GPU and stores each winner in the cache.
+
+    shapes: 'NxK' strings or (n, k) pairs; preset: a preset name or a list of them;
+    shapes_file: a file of NxK lines. With none of the three: the llama-3.1-8b preset.
+    dtype: one dtype or a list. strategy: "model" or "exhaustive". Shapes already tuned are
+    skipped unless force. devices: GPU ordinals to spread the shapes over, or "all".
+    progress: True prints the CLI's lines on stderr; a callable gets every event dict
+    (start, progress after each candidate, outcome); False prints nothing.
+
+    Returns {"db", "strategy", "template_version", "tuned", "skipped", "failed", "seconds",
+    "shapes": [...]}. When a shape failed and check is True, raises TuneFailed (its
+    ``result`` is that document; the other shapes were stored).
+    """
+    jobs = []
+    for s in shapes or []:
+        jobs.append(_shape(s))
+    for name in [preset] if isinstance(preset, str) else (preset or []):
+        jobs += [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_find_preset, _capi.text(name))["shapes"]]
+    if shapes_file is not None:
+        jobs += [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_read_shape_file, _capi.text(shapes_file))]
+    if not shapes and preset is None and shapes_file is None:
+        jobs = [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_find_preset, DEFAULT_PRESET.encode())["shapes"]]
+    dtypes = [dtype] if isinstance(dtype, str) or not hasattr(dtype, "__iter__") else list(dtype)
+    problems = [_capi.problem(n, k, t) for n, k in jobs for t in dtypes]
+    array = (_capi.Problem * len(problems))(*problems)
+    if devices == "all":
+        devices = list(range(device_count()))
+    devices = [int(d) for d in ([devices] if isinstance(devices, int) else devices)]
+
+    on_event = _print_event if progress is True else progress or None
+    failures = []
+
+    def callback(text, _user):
+        try:
+            on_event(json.loads(text.decode()))
+        except BaseException as e:  # never unwind into C; reported after the run
+            failures.append(e)
+
+    options = _capi.TuneOptions()
+    options.struct_size = ctypes.sizeof(_capi.TuneOptions)
+    options.db = _capi.text(db)
+    options.strategy = _capi.text(strategy)
+    device_array = (ctypes.c_int * len(devices))(*devices)
+    options.devices = ctypes.cast(device_array, ctypes.POINTER(ctypes.c_int)) if devices else None
+    options.device_count = len(devices)
+    c_callback = _capi.TUNE_CALLBACK(callback) if on_event else _capi.TUNE_CALLBACK()
+    options.on_event = c_callback
+    options.force = 1 if force else 0
+    result = _capi.call_json(_lib.gemvtune_tune, array, len(problems), ctypes.byref(options))
+    if failures:
+        raise failures[0]
+    if check and result["failed"]:
+        lines = [f"{s['shape']} {s['dtype']}: {s['error']}" for s in result["shapes"] if s["status"] == "failed"]
+        raise errors.TuneFailed(f"{result['failed']} of {len(result['shapes'])} shape(s) failed to tune: "
+                                + "; ".join(lines), result)
+    return result
