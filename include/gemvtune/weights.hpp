@@ -164,8 +164,9 @@ HostMatrix host_matrix(const std::uint16_t* bits, DType t, std::int64_t rows, st
 //   fp8     per row: s = absmax / 448 (fp32), q = double_to_e4m3(w / s)
 //   fp8t    the same with the absmax of the whole matrix
 //   int4gG  per group of G along K: lo = min(min w, 0), hi = max(max w, 0);
-//           s = (hi - lo) / 15 rounded down to the activation dtype, z = round(-lo / s) in 0..15
-//           (an integer, as GPTQ and AWQ store), q = clamp(round(w / s + z), 0, 15)
+//           s = (hi - lo) / 15 rounded down to the activation dtype, z = round(-lo / s) with
+//           ties up, in 0..15 (an integer, as GPTQ and AWQ store), q = clamp(round(w / s + z),
+//           0, 15) with ties to even
 // An all-zero row or group gets scale 1 (codes 0, zero 0). Rounding the int4 scale down (rather
 // than to nearest) keeps every code of the group's range in use, which makes quantize a fixed
 // point: quantize(dequantize(quantize(w))) has the codes, scales and zeros of quantize(w).
