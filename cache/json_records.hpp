@@ -17,6 +17,10 @@ inline constexpr int kJsonFormatVersion = 1;
 // ordered_json keeps fields in the order written, which reads better than alphabetical.
 using Json = nlohmann::ordered_json;
 
+// The document's content; public as gemvtune::CacheDocument (runtime/c_api_offline.cpp
+// names it here).
+using CacheDocument = gemvtune::CacheDocument;
+
 // Deeper than any document of the format (document, tuned, record, candidates, candidate),
 // and shallow enough that nothing recursive over the parsed value can run out of stack.
 inline constexpr int kMaxJsonDepth = 16;
