@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "gemvtune/config.hpp"
 #include "gemvtune/runtime.hpp"
 #include "runtime/c_api_internal.hpp"
 
@@ -22,7 +23,6 @@ struct gemvtune_runtime {
 
 struct gemvtune_plan {
   std::shared_ptr<const gemvtune::Plan> plan;
-  std::int64_t m = 1;
   // Owned here so gemvtune_plan_config and gemvtune_plan_source can return stable pointers.
   std::string config_text, source_text;
 };
@@ -31,9 +31,6 @@ namespace gemvtune::capi {
 
 namespace {
 thread_local std::string last_error;
-
-// The largest batch the C API will describe; which of them a build runs is check_problem's.
-constexpr std::int64_t kMaxBatchRows = 16;
 }  // namespace
 
 gemvtune_status fail(gemvtune_status status, const std::string& what) {
@@ -75,11 +72,7 @@ CheckedProblem check_problem(const gemvtune_problem* p, const char* function) {
   out.shape = Shape{problem.n, problem.k};
   check_shape(out.shape);
   out.m = problem.m == 0 ? 1 : problem.m;
-  if (out.m < 1 || out.m > kMaxBatchRows)
-    throw InvalidArgument("batch M = " + std::to_string(out.m) + " is out of range: 1.." +
-                          std::to_string(kMaxBatchRows) + " rows of x");
-  if (out.m != 1)
-    throw InvalidArgument("batch M > 1 is not supported by this build (M = " + std::to_string(out.m) + ")");
+  check_batch(out.m);
   if (problem.weights && *problem.weights) {
     bool plain = false;
     try {
@@ -118,8 +111,7 @@ gemvtune_status create_plan(gemvtune_runtime* rt, const gemvtune::capi::CheckedP
                             const char* function, gemvtune_plan** out) {
   if (!rt) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(function) + ": runtime is NULL");
   auto handle = std::make_unique<gemvtune_plan>();
-  handle->plan = rt->runtime.plan(problem.shape, problem.dtype);
-  handle->m = problem.m;
+  handle->plan = rt->runtime.plan(problem.shape, problem.dtype, static_cast<int>(problem.m));
   handle->config_text = gemvtune::to_string(handle->plan->config());
   handle->source_text = handle->plan->source_text();
   *out = handle.release();
@@ -250,15 +242,18 @@ gemvtune_status gemvtune_plan_launch_ex(const gemvtune_plan* plan, const gemvtun
       return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
                   std::string(fn) + ": scales and zeros are for quantized weight formats; this plan's weights are " +
                       std::string(gemvtune::to_string(plan->plan->dtype())));
-    const gemvtune::Shape& s = plan->plan->shape();
-    if (o.ldx != 0 && o.ldx < s.k)
-      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": ldx " + std::to_string(o.ldx) +
-                                                       " is less than K = " + std::to_string(s.k));
-    if (o.ldy != 0 && o.ldy < s.n)
-      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": ldy " + std::to_string(o.ldy) +
-                                                       " is less than N = " + std::to_string(s.n));
-    // m is 1 in this build (check_problem), so the row strides of x and y are not used.
-    plan->plan->launch(o.w, o.x, o.y, stream, o.ld);
+    if (o.m < 0 || o.m > plan->plan->batch())
+      return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": m = " + std::to_string(o.m) +
+                                                       " rows, the plan takes 1.." + std::to_string(plan->plan->batch()));
+    gemvtune::Operands op;
+    op.w = o.w;
+    op.x = o.x;
+    op.y = o.y;
+    op.ld = o.ld;
+    op.ldx = o.ldx;
+    op.ldy = o.ldy;
+    op.m = static_cast<int>(o.m);
+    plan->plan->launch(op, stream);  // checks m, pointers and strides before launching
     return GEMVTUNE_OK;
   } catch (...) {
     return status_of_current_exception();
@@ -268,6 +263,8 @@ gemvtune_status gemvtune_plan_launch_ex(const gemvtune_plan* plan, const gemvtun
 const char* gemvtune_plan_config(const gemvtune_plan* plan) { return plan ? plan->config_text.c_str() : ""; }
 
 const char* gemvtune_plan_source(const gemvtune_plan* plan) { return plan ? plan->source_text.c_str() : ""; }
+
+int64_t gemvtune_plan_batch(const gemvtune_plan* plan) { return plan ? plan->plan->batch() : 0; }
 
 int gemvtune_plan_stream_concurrent(const gemvtune_plan* plan) {
   return plan && plan->plan->stream_concurrent() ? 1 : 0;

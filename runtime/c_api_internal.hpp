@@ -49,8 +49,8 @@ struct CheckedProblem {
 };
 
 // Validates a problem the same way for every entry point; throws InvalidArgument with the
-// reason (bad sizes or dtype; batch M > 1 and quantized weight formats, which this build does
-// not support yet).
+// reason (bad sizes, dtype or batch; quantized weight formats, which this build does not
+// support yet).
 CheckedProblem check_problem(const gemvtune_problem* problem, const char* function);
 
 // A library-allocated copy of text for a char** out parameter (released by gemvtune_free).

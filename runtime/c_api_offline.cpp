@@ -2,8 +2,10 @@
 // import, peak and the presets, each answering with the JSON document of the matching CLI
 // command with --json (cli/cmd_*.cpp) and failing with the message the CLI prints.
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -33,7 +35,7 @@ std::string db_path(const char* given) {
 
 // Records as `export` writes them; candidates dropped unless asked for (cli/cache_commands.hpp).
 Json record_json(const TuneRecord& r, bool with_candidates) {
-  cache::CacheDocument doc;
+  CacheDocument doc;
   doc.tuned.push_back(r);
   Json j = cache::encode_document(doc)["tuned"][0];
   if (!with_candidates) j.erase("candidates");
@@ -41,7 +43,7 @@ Json record_json(const TuneRecord& r, bool with_candidates) {
 }
 
 Json peak_json(const PeakRecord& p) {
-  cache::CacheDocument doc;
+  CacheDocument doc;
   doc.peaks.push_back(p);
   return cache::encode_document(doc)["peaks"][0];
 }
@@ -77,6 +79,7 @@ Json outcome_json(const JobOutcome& o) {
   Json j{{"shape", to_string(o.job.shape)},
          {"n", o.job.shape.n},
          {"k", o.job.shape.k},
+         {"batch", o.job.batch},
          {"dtype", std::string(to_string(o.job.dtype))},
          {"gpu", o.gpu.key()},
          {"device", o.device},
@@ -151,7 +154,7 @@ gemvtune_status gemvtune_device_count(int* out) {
 gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
   return capi::answer("gemvtune_cache_list", json_out, [&] {
     const std::string path = capi::db_path(db);
-    Json tuned = Json::array(), ceilings = Json::array();
+    Json tuned = Json::array(), ceilings = Json::array(), skipped = Json::array();
     if (std::filesystem::exists(path)) {  // no file yet: nothing tuned, not an error
       const TuningCache cache(path, CacheMode::read_only);
       std::set<std::string> seen;
@@ -160,48 +163,65 @@ gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
         if (seen.insert(r.key.gpu.key()).second)
           if (auto p = cache.peak(r.key.gpu)) ceilings.push_back(capi::peak_json(*p));
       }
+      for (const std::string& problem : cache.problems()) skipped.push_back(problem);
     }
-    return Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings}}.dump(2);
+    // "skipped": the rows this build cannot use (the CLI warns of them on stderr).
+    return Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings},
+                {"skipped", skipped}}
+        .dump(2);
   });
 }
 
 gemvtune_status gemvtune_cache_export(const char* db, const char* out_path, char** json_out) {
   return capi::answer("gemvtune_cache_export", json_out, [&] {
     const TuningCache cache(capi::db_path(db), CacheMode::read_only);
-    if (!out_path || !*out_path) {
-      std::ostringstream text;
-      cache.export_json(text);
-      return text.str();
-    }
-    // Written beside the target and renamed into place, as `gemvtune export --out` does.
-    const std::string target = out_path, partial = target + ".partial";
+    std::ostringstream text;
+    const TuningCache::ExportStats stats = cache.export_json(text);
+    if (!out_path || !*out_path) return text.str();
+    const std::string target = out_path;
+    std::error_code ec;
+    if (std::filesystem::equivalent(target, cache.path(), ec))
+      throw InvalidArgument("out '" + target + "' is the cache itself; writing JSON there would destroy it");
+    // Written beside the target and renamed into place, so a failed export never leaves a
+    // truncated file where a good one was.
+    const std::string partial = target + ".partial";
     {
       std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-      if (!out) throw Error("cannot write '" + partial + "'");
-      try {
-        cache.export_json(out);
-        out.close();
-        if (!out) throw Error("writing '" + partial + "' failed");
-      } catch (...) {
+      if (!out) throw Error("cannot write '" + partial + "': " + std::strerror(errno));
+      out << text.str();
+      out.close();
+      if (!out) {
         std::remove(partial.c_str());
-        throw;
+        throw Error("writing '" + partial + "' failed");
       }
     }
     if (std::rename(partial.c_str(), target.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
       std::remove(partial.c_str());
-      throw Error("cannot rename '" + partial + "' to '" + target + "'");
+      throw Error("cannot rename '" + partial + "' to '" + target + "': " + why);
     }
-    return Json{{"db", cache.path()}, {"out", target}, {"entries", cache.list().size()}}.dump(2);
+    Json skipped = Json::array();
+    for (const std::string& row : stats.skipped) skipped.push_back(row);
+    return Json{{"db", cache.path()}, {"out", target}, {"tuned", stats.tuned}, {"peaks", stats.peaks},
+                {"skipped", skipped}}
+        .dump(2);
   });
 }
 
 gemvtune_status gemvtune_cache_import(const char* db, const char* path, char** json_out) {
   return capi::answer("gemvtune_cache_import", json_out, [&] {
-    if (!path || !*path) throw InvalidArgument("gemvtune_cache_import: no file given");
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw InvalidArgument("cannot open '" + std::string(path) + "'");
+    if (!path || !*path) throw InvalidArgument("FILE is empty: give a JSON file written by `gemvtune export`");
+    // The document is read and checked completely before the cache is opened, as
+    // `gemvtune import` does, so a refused import touches no cache file.
+    const std::string file_path = path;
+    std::error_code ec;
+    if (std::filesystem::is_directory(file_path, ec))
+      throw InvalidArgument("'" + file_path + "' is a directory, not a JSON file written by `gemvtune export`");
+    std::ifstream file(file_path, std::ios::binary);
+    if (!file) throw InvalidArgument("cannot open '" + file_path + "': " + std::strerror(errno));
+    const CacheDocument doc = read_cache_json(file, file_path);
     TuningCache cache(capi::db_path(db), CacheMode::read_write);
-    const TuningCache::ImportStats stats = cache.import_json(file);
+    const TuningCache::ImportStats stats = cache.import_document(doc);
     return Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
                 {"kept", stats.kept}}
         .dump(2);
@@ -216,8 +236,9 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
     const std::string path = capi::db_path(db);
     std::optional<TuningCache> cache;  // no cache file yet: the model's default
     if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
-    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype);
+    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m));
     return Json{{"shape", to_string(p.shape)},
+                {"batch", p.m},
                 {"dtype", std::string(to_string(p.dtype))},
                 {"gpu", gpu.key()},
                 {"template_version", template_version()},
@@ -298,9 +319,9 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     std::vector<TuneJob> jobs;
     for (size_t i = 0; i < count; ++i) {
       const capi::CheckedProblem p = capi::check_problem(&problems[i], fn);
-      const TuneJob job{p.shape, p.dtype};
+      const TuneJob job{p.shape, p.dtype, static_cast<int>(p.m)};
       bool seen = false;
-      for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype);
+      for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype && j.batch == job.batch);
       if (!seen) jobs.push_back(job);
     }
     if (jobs.empty()) throw InvalidArgument("no shapes to tune");
@@ -335,6 +356,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
       emit(Json{{"event", "progress"},
                 {"device", p.device},
                 {"shape", to_string(p.job.shape)},
+                {"batch", p.job.batch},
                 {"dtype", std::string(to_string(p.job.dtype))},
                 {"measured", p.measured},
                 {"planned", p.planned},

@@ -63,6 +63,8 @@ GEMVTUNE_API const char* gemvtune_plan_config(const gemvtune_plan* plan);
 /* Where the config came from: "exact", "nearest 4096x4096" or "default (...)"; valid while
  * the plan handle lives; "" for NULL. */
 GEMVTUNE_API const char* gemvtune_plan_source(const gemvtune_plan* plan);
+/* The plan's batch m (the most rows of x one launch takes); 0 for NULL. */
+GEMVTUNE_API int64_t gemvtune_plan_batch(const gemvtune_plan* plan);
 /* 1 when launches of the plan may overlap in time on several streams (no split-K
  * workspace), 0 otherwise or for NULL. */
 GEMVTUNE_API int gemvtune_plan_stream_concurrent(const gemvtune_plan* plan);
@@ -97,6 +99,7 @@ typedef struct gemvtune_operands {
   CUdeviceptr y;       /* m rows of n, row stride ldy (0: n) */
   int64_t ldy;
   int64_t ld;          /* row stride of W (0: k) */
+  int64_t m;           /* rows of x and y this launch, 1..the plan's m; 0: the plan's m */
 } gemvtune_operands;
 
 /* Flags of gemvtune_runtime_options. */
@@ -116,8 +119,8 @@ GEMVTUNE_API gemvtune_status gemvtune_runtime_create_ex(const gemvtune_runtime_o
                                                         gemvtune_runtime** out);
 
 /* GEMVTUNE_OK when this build can plan the problem, else GEMVTUNE_ERROR_INVALID_ARGUMENT with
- * the reason ("batch M > 1 is not supported by this build", a bad dtype, ...). Needs no GPU;
- * gemvtune_plan_create_ex checks the same first. */
+ * the reason (a bad size, dtype or batch; "weight format 'int8' is not supported by this
+ * build"). Needs no GPU; gemvtune_plan_create_ex checks the same first. */
 GEMVTUNE_API gemvtune_status gemvtune_problem_check(const gemvtune_problem* problem);
 
 /* The plan of a problem (see gemvtune_plan_create). */
@@ -147,22 +150,25 @@ GEMVTUNE_API gemvtune_status gemvtune_default_cache_path(char** out);
 /* Number of CUDA devices; GEMVTUNE_ERROR_NO_GPU where there is no driver or GPU. */
 GEMVTUNE_API gemvtune_status gemvtune_device_count(int* out);
 
-/* `gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...]}. A
- * missing file lists nothing. */
+/* `gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...],
+ * "skipped": [...]}, skipped naming the rows this build cannot use (the CLI warns of them on
+ * stderr). A missing file lists nothing. */
 GEMVTUNE_API gemvtune_status gemvtune_cache_list(const char* db, char** json_out);
 
 /* `gemvtune export`: out_path NULL or "": the document itself in *json_out; otherwise the
  * document is written to out_path (beside it, then renamed into place) and *json_out is
- * {"db", "out", "entries"}. */
+ * {"db", "out", "tuned", "peaks", "skipped"} (entries written, rows left out). */
 GEMVTUNE_API gemvtune_status gemvtune_cache_export(const char* db, const char* out_path,
                                                    char** json_out);
 
 /* `gemvtune import FILE`: merges an export into the cache (created when missing); for a key
- * in both the faster entry stays. *json_out: {"db", "file", "added", "replaced", "kept"}. */
+ * in both the faster entry stays. The file is read and checked before the cache is opened.
+ * *json_out: {"db", "file", "added", "replaced", "kept"}. */
 GEMVTUNE_API gemvtune_status gemvtune_cache_import(const char* db, const char* path,
                                                    char** json_out);
 
-/* `gemvtune query --json`: the config the runtime would use for the problem. gpu_key NULL or
+/* `gemvtune query --json`: the config the runtime would use for the problem (its m is the
+ * batch; an untuned m is answered by a tuned one that covers it). gpu_key NULL or
  * "": the GPU at `device` (needs the driver); otherwise a GPU model as `list` shows it,
  * "NVIDIA H200/132sm/cc9.0" (needs no GPU). */
 GEMVTUNE_API gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem,
@@ -207,7 +213,7 @@ typedef struct gemvtune_tune_options {
   int reserved;                    /* 0 */
 } gemvtune_tune_options;
 
-/* `gemvtune tune --json`: tunes every problem (m = 1, plain weights) and stores each result
+/* `gemvtune tune --json`: tunes every problem (plain weights) and stores each result
  * as soon as it is done. Arguments are checked before any GPU or file is touched. Returns OK
  * when the jobs ran, even if some failed: *json_out is {"db", "strategy", "template_version",
  * "tuned", "skipped", "failed", "seconds", "shapes": [{"shape", "n", "k", "dtype", "gpu",

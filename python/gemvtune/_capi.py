@@ -41,6 +41,7 @@ class Operands(ctypes.Structure):
         ("y", ctypes.c_uint64),
         ("ldy", ctypes.c_int64),
         ("ld", ctypes.c_int64),
+        ("m", ctypes.c_int64),
     ]
 
 
@@ -150,6 +151,7 @@ _PROTOTYPES = {
     "gemvtune_plan_config": (_str, [_p]),
     "gemvtune_plan_source": (_str, [_p]),
     "gemvtune_plan_stream_concurrent": (ctypes.c_int, [_p]),
+    "gemvtune_plan_batch": (_i64, [_p]),
     "gemvtune_problem_check": (_status, [ctypes.POINTER(Problem)]),
     "gemvtune_free": (None, [_p]),
     "gemvtune_default_cache_path": (_status, [_out_str]),

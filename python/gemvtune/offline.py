@@ -9,6 +9,7 @@ $XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else ~/.cache/gemvtune/gemvtune.sqlite
 import ctypes
 import json
 import sys
+import warnings
 
 from . import _capi, errors
 
@@ -52,17 +53,28 @@ def _shape(value):
     return n, k
 
 
+def _warn_skipped(doc, what):
+    rows = doc.get("skipped") or []
+    if rows:
+        warnings.warn(f"{len(rows)} row(s) of {doc['db']} that this build cannot use {what}: " + "; ".join(rows[:10]),
+                      RuntimeWarning, stacklevel=3)
+    return doc
+
+
 def list_cache(db=None):
-    """`gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...]}.
-    A missing cache file lists nothing."""
-    return _capi.call_json(_lib.gemvtune_cache_list, _capi.text(db))
+    """`gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...],
+    "skipped": [...]}. A missing cache file lists nothing. Rows this build cannot use are
+    left out and named in "skipped" (with a warning, as the CLI warns on stderr)."""
+    return _warn_skipped(_capi.call_json(_lib.gemvtune_cache_list, _capi.text(db)), "were not listed")
 
 
 def export_cache(out=None, db=None):
     """`gemvtune export`: with out=None, the export document (every winner with its
     candidates, and the read ceilings); otherwise writes it to the file ``out`` (beside it,
-    then renamed into place) and returns {"db", "out", "entries"}."""
-    return _capi.call_json(_lib.gemvtune_cache_export, _capi.text(db), _capi.text(out))
+    then renamed into place) and returns {"db", "out", "tuned", "peaks", "skipped"} (entries
+    written, rows this build cannot use and so left out, with a warning)."""
+    doc = _capi.call_json(_lib.gemvtune_cache_export, _capi.text(db), _capi.text(out))
+    return _warn_skipped(doc, "were left out of the export") if out is not None else doc
 
 
 def import_cache(file, db=None):
@@ -71,14 +83,14 @@ def import_cache(file, db=None):
     return _capi.call_json(_lib.gemvtune_cache_import, _capi.text(db), _capi.text(file))
 
 
-def query(shape, dtype="bf16", *, db=None, device=0, gpu=None):
-    """`gemvtune query --json`: the config the runtime would use for shape ('NxK' or (n, k)):
-    {"shape", "dtype", "gpu", "template_version", "config", "source" ("exact", "nearest",
-    "default"), "source_text", "db", "record"}. gpu: a GPU model as list_cache() shows it,
-    "NVIDIA H200/132sm/cc9.0", asks about that model without a GPU; otherwise the GPU at
-    ``device`` is read (needs the driver)."""
+def query(shape, dtype="bf16", *, m=1, db=None, device=0, gpu=None):
+    """`gemvtune query --json`: the config the runtime would use for shape ('NxK' or (n, k))
+    at batch m: {"shape", "batch", "dtype", "gpu", "template_version", "config", "source"
+    ("exact", "nearest", "default"), "source_text", "db", "record"}. gpu: a GPU model as
+    list_cache() shows it, "NVIDIA H200/132sm/cc9.0", asks about that model without a GPU;
+    otherwise the GPU at ``device`` is read (needs the driver)."""
     n, k = _shape(shape)
-    p = _capi.problem(n, k, dtype)
+    p = _capi.problem(n, k, dtype, m)
     return _capi.call_json(_lib.gemvtune_query, _capi.text(db), ctypes.byref(p), int(device), _capi.text(gpu))
 
 
@@ -94,7 +106,8 @@ def _print_event(event):
         print(f"tuning {event['jobs']} shape(s) with the {event['strategy']} strategy on {len(event['devices'])} "
               f"GPU(s), at most {event['planned']} candidates; results go to {event['db']}", file=sys.stderr)
     elif kind == "outcome":
-        name = f"{event['shape']} {event['dtype']}"
+        name = f"{event['shape']} {event['dtype']}" if event.get("batch", 1) == 1 else \
+            f"{event['batch']}x{event['shape']} {event['dtype']}"
         if event["status"] == "failed":
             line = f"{name}: FAILED: {event['error']}"
         elif event["status"] == "skipped":
@@ -106,13 +119,13 @@ def _print_event(event):
         print(line, file=sys.stderr)
 
 
-def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", strategy="model", db=None, force=False,
-         devices=(0,), progress=True, check=True):
+def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, strategy="model", db=None,
+         force=False, devices=(0,), progress=True, check=True):
     """`gemvtune tune --json`: tunes shapes on the GPU and stores each winner in the cache.
 
     shapes: 'NxK' strings or (n, k) pairs; preset: a preset name or a list of them;
     shapes_file: a file of NxK lines. With none of the three: the llama-3.1-8b preset.
-    dtype: one dtype or a list. strategy: "model" or "exhaustive". Shapes already tuned are
+    dtype: one dtype or a list; batch: one M (1..16) or a list. strategy: "model" or "exhaustive". Shapes already tuned are
     skipped unless force. devices: GPU ordinals to spread the shapes over, or "all".
     progress: True prints the CLI's lines on stderr; a callable gets every event dict
     (start, progress after each candidate, outcome); False prints nothing.
@@ -131,7 +144,8 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", strategy="
     if not shapes and preset is None and shapes_file is None:
         jobs = [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_find_preset, DEFAULT_PRESET.encode())["shapes"]]
     dtypes = [dtype] if isinstance(dtype, str) or not hasattr(dtype, "__iter__") else list(dtype)
-    problems = [_capi.problem(n, k, t) for n, k in jobs for t in dtypes]
+    batches = list(batch) if hasattr(batch, "__iter__") else [batch]
+    problems = [_capi.problem(n, k, t, m) for n, k in jobs for m in batches for t in dtypes]
     array = (_capi.Problem * len(problems))(*problems)
     if devices == "all":
         devices = list(range(device_count()))

@@ -41,37 +41,39 @@ def _stride(value, name):
 
 
 def check_problem(n, k, dtype="bf16", *, m=1, weights=None):
-    """Raises InvalidArgument when this build cannot plan the problem (bad sizes or dtype,
-    batch M > 1 or a quantized weight format before those land); needs no GPU."""
+    """Raises InvalidArgument when this build cannot plan the problem (bad sizes, dtype or
+    batch M outside 1..16; quantized weight formats until they land); needs no GPU."""
     p = _capi.problem(n, k, dtype, m, weights)
     _capi.check(_lib.gemvtune_problem_check(ctypes.byref(p)))
 
 
 class Plan:
-    """A ready-to-launch y = x W^T for one problem, from Runtime.plan(). Launches allocate
+    """A ready-to-launch y = x W^T for one problem (m rows of x at most), from Runtime.plan(). Launches allocate
     nothing and never synchronize, so they can be captured into a CUDA graph. A plan whose
     ``stream_concurrent`` is False (split-K) must not run on two streams at the same time."""
 
     __slots__ = ("_handle", "m", "n", "k", "dtype", "weights", "config", "source", "stream_concurrent")
 
-    def __init__(self, handle, m, n, k, dtype, weights):
+    def __init__(self, handle, n, k, dtype, weights):
         self._handle = handle
-        self.m, self.n, self.k, self.dtype, self.weights = m, n, k, dtype, weights or dtype
+        self.m = _lib.gemvtune_plan_batch(handle)
+        self.n, self.k, self.dtype, self.weights = n, k, dtype, weights or dtype
         self.config = _lib.gemvtune_plan_config(handle).decode()
         self.source = _lib.gemvtune_plan_source(handle).decode()
         self.stream_concurrent = bool(_lib.gemvtune_plan_stream_concurrent(handle))
 
-    def launch(self, w, x, y, stream=None, *, ld=0, ldx=0, ldy=0, scales=None, zeros=None):
+    def launch(self, w, x, y, stream=None, *, ld=0, ldx=0, ldy=0, m=0, scales=None, zeros=None):
         """Enqueues y = x W^T on ``stream``. ld, ldx, ldy: row strides in elements of W, x and y
-        (0: dense). scales and zeros: for quantized weight formats only."""
+        (0: dense). m: rows of x and y, 1..plan.m (0: plan.m). scales and zeros: for quantized
+        weight formats only."""
         if self._handle is None:
             raise errors.InvalidArgument("launch of a closed plan")
         w, x, y = _ptr(w, "w"), _ptr(x, "x"), _ptr(y, "y")
         stream = _stream(stream)
         scales, zeros = _ptr(scales, "scales"), _ptr(zeros, "zeros")
-        if ldx or ldy or scales or zeros:
+        if ldx or ldy or m or scales or zeros:
             o = _capi.Operands(ctypes.sizeof(_capi.Operands), w, scales, zeros, x, _stride(ldx, "ldx"), y,
-                               _stride(ldy, "ldy"), _stride(ld, "ld"))
+                               _stride(ldy, "ldy"), _stride(ld, "ld"), _stride(m, "m"))
             status = _lib.gemvtune_plan_launch_ex(self._handle, ctypes.byref(o), stream)
         else:
             status = _lib.gemvtune_plan_launch(self._handle, w, x, y, _stride(ld, "ld"), stream)
@@ -129,7 +131,7 @@ class Runtime:
         p = _capi.problem(n, k, dtype, m, weights)
         handle = ctypes.c_void_p()
         _capi.check(_lib.gemvtune_plan_create_ex(self._handle, ctypes.byref(p), ctypes.byref(handle)))
-        return Plan(handle.value, p.m or 1, p.n, p.k, p.dtype.decode(), weights)
+        return Plan(handle.value, p.n, p.k, p.dtype.decode(), weights)
 
     def close(self):
         """Releases the runtime; plans made from it stay valid."""

@@ -15,10 +15,9 @@
 Where gemvtune cannot run a call it falls back to ``torch.nn.functional.linear`` (same
 result, torch's kernel): tensors not on a CUDA device, a dtype other than bfloat16, float16
 and float32, x and weight of different dtypes or devices, a weight whose rows are not
-contiguous (stride(1) != 1), an empty tensor, and every problem the library refuses
-(``gemvtune.check_problem``): in this build, x with more than one row after flattening to
-(M, K), i.e. batch M > 1, until batched kernels land in the C++ runtime; then M up to 16 goes
-through gemvtune and larger M falls back.
+contiguous (stride(1) != 1, or stride(0) < K), an empty tensor, and every problem the library
+refuses (``gemvtune.check_problem``): x with more than 16 rows after flattening to (M, K)
+(gemvtune's kernels are for decode batches, M = 1..16).
 
 Settings (``configure``): the tuning cache (default: $GEMVTUNE_CACHE, else
 ~/.cache/gemvtune/gemvtune.sqlite; a missing file means untuned default configs) and whether
@@ -120,11 +119,11 @@ def _linear(x, weight):
     """The op's CUDA work: y = x W^T through a gemvtune plan, or torch where gemvtune cannot."""
     if (not x.is_cuda or x.dtype not in _DTYPES or weight.dtype != x.dtype or weight.device != x.device
             or weight.dim() != 2 or x.dim() == 0 or weight.stride(1) != 1 or x.shape[-1] != weight.shape[1]
-            or x.numel() == 0 or weight.numel() == 0):
+            or weight.stride(0) < weight.shape[1] or x.numel() == 0 or weight.numel() == 0):
         return F.linear(x, weight)
     n, k = weight.shape
     x2 = x.reshape(-1, k)
-    if x2.stride(1) != 1:
+    if x2.stride(1) != 1 or (x2.shape[0] > 1 and x2.stride(0) < k):  # rows must not overlap
         x2 = x2.contiguous()
     m = x2.shape[0]
     plan = _lookup(x, m, n, k)

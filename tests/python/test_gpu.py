@@ -15,8 +15,10 @@ def test_runtime_plans_and_launches(torch_cuda, db):
         assert (plan.m, plan.n, plan.k) == (1, 4096, 4096)
         again = rt.plan(4096, 4096, "bfloat16")
         assert again.config == plan.config
-        with pytest.raises(gemvtune.InvalidArgument, match="batch M > 1"):
-            rt.plan(4096, 4096, "bf16", m=8)
+        with pytest.raises(gemvtune.InvalidArgument, match="outside 1..16"):
+            rt.plan(4096, 4096, "bf16", m=17)
+        batched = rt.plan(4096, 4096, "bf16", m=4)
+        assert batched.m == 4
     # Plans outlive their runtime.
     w = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) / 64
     x = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
@@ -38,6 +40,19 @@ def test_runtime_plans_and_launches(torch_cuda, db):
     plan.close()
     with pytest.raises(gemvtune.InvalidArgument, match="closed"):
         plan.launch(w, x, y)
+    # Batch: 4 rows of x with a padded row stride, then 3 rows with the same plan.
+    xs = torch.randn(4, 4096 + 64, device="cuda", dtype=torch.bfloat16)[:, :4096]
+    ys = torch.zeros(4, 4096, device="cuda", dtype=torch.bfloat16)
+    batched.launch(w, xs, ys, torch.cuda.current_stream(), ldx=xs.stride(0))
+    torch.cuda.synchronize()
+    torch.testing.assert_close(ys, torch.nn.functional.linear(xs, w), atol=3e-2, rtol=2e-2)
+    ys.zero_()
+    batched.launch(w, xs, ys, torch.cuda.current_stream(), ldx=xs.stride(0), m=3)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(ys[:3], torch.nn.functional.linear(xs[:3], w), atol=3e-2, rtol=2e-2)
+    assert ys[3].abs().max().item() == 0, "row 4 untouched at m = 3"
+    with pytest.raises(gemvtune.InvalidArgument):
+        batched.launch(w, xs, ys, ldx=xs.stride(0), m=5)
 
 
 def test_runtime_options(torch_cuda, tmp_path):
@@ -51,7 +66,7 @@ def test_runtime_options(torch_cuda, tmp_path):
 
 def test_tune_query_and_list(gpu, db):
     events = []
-    result = gemvtune.tune(["1024x4096"], db=db, progress=events.append)
+    result = gemvtune.tune(["1024x4096"], db=db, progress=events.append)  # M = 1
     assert (result["tuned"], result["skipped"], result["failed"]) == (1, 0, 0), result
     shape = result["shapes"][0]
     assert shape["status"] == "tuned" and shape["config"] and shape["gbps"] > 0

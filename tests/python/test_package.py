@@ -29,8 +29,8 @@ def test_error_classes_map_statuses():
 @pytest.mark.parametrize("args, kwargs, message", [
     ((0, 4096, "bf16"), {}, "shape 0x4096: N and K must be at least 1"),
     ((4096, 4096, "int8"), {}, "unknown dtype 'int8'"),
-    ((4096, 4096, "bf16"), {"m": 4}, "batch M > 1 is not supported by this build"),
-    ((4096, 4096, "bf16"), {"m": 17}, "out of range"),
+    ((4096, 4096, "bf16"), {"m": 17}, "outside 1..16"),
+    ((4096, 4096, "bf16"), {"m": -1}, "outside 1..16"),
     ((4096, 4096, "bf16"), {"weights": "int4g128"}, "weight format 'int4g128' is not supported by this build"),
     ((4096.5, 4096, "bf16"), {}, "n must be an integer"),
 ])
@@ -42,6 +42,7 @@ def test_check_problem_refuses(args, kwargs, message):
 def test_check_problem_accepts():
     gemvtune.check_problem(4096, 14336, "bf16")
     gemvtune.check_problem(1024, 4096, "fp16", m=1, weights="fp16")
+    gemvtune.check_problem(28672, 4096, "bf16", m=16)
 
 
 def test_no_cuda_driver():
@@ -132,7 +133,9 @@ def test_cache_round_trip(db, tmp_path):
     assert listed["peaks"][0]["gbps"] == 4450.0
 
     exact = gemvtune.query((4096, 4096), "bf16", db=db, gpu=H200)
-    assert exact["source"] == "exact" and exact["record"]["time_us"] == 9.5
+    assert exact["source"] == "exact" and exact["record"]["time_us"] == 9.5 and exact["batch"] == 1
+    batch = gemvtune.query((4096, 4096), "bf16", db=db, gpu=H200, m=8)
+    assert batch["batch"] == 8 and batch["source"] != "exact", "a batch-1 entry does not cover M = 8"
     other_gpu = gemvtune.query("4096x4096", db=db, gpu="NVIDIA A100-SXM4-80GB/108sm/cc8.0")
     assert other_gpu["source"] == "default", "entries of another GPU model are never used"
 
@@ -140,7 +143,9 @@ def test_cache_round_trip(db, tmp_path):
     assert exported["format"] == "gemvtune-cache" and len(exported["tuned"][0]["candidates"]) == 1
     out = tmp_path / "out.json"
     summary = gemvtune.export_cache(str(out), db=db)
-    assert summary["entries"] == 1 and json.loads(out.read_text()) == exported
+    assert (summary["tuned"], summary["peaks"]) == (1, 1) and json.loads(out.read_text()) == exported
+    with pytest.raises(gemvtune.InvalidArgument, match="is the cache itself"):
+        gemvtune.export_cache(db, db=db)
 
     # A faster entry replaces the stored one on import.
     doc["tuned"][0]["time_us"] = 8.0
@@ -154,8 +159,9 @@ def test_cache_errors(db, tmp_path):
         gemvtune.import_cache(str(tmp_path / "missing.json"), db=db)
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "gemvtune-cache", "format_version": 1, "peaks": []}')
-    with pytest.raises(gemvtune.CacheError, match="tuned: missing"):
+    with pytest.raises(gemvtune.InvalidArgument, match="tuned: missing"):
         gemvtune.import_cache(str(bad), db=db)
+    assert not os.path.exists(db), "a refused import touches no cache"
     not_a_cache = tmp_path / "text.sqlite"
     not_a_cache.write_text("this is not SQLite")
     with pytest.raises(gemvtune.CacheError):

@@ -105,6 +105,18 @@ def test_compile_fullgraph_traces_the_op(torch, gt):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("m", [2, 5, 16])
+def test_batches_match_torch(torch_cuda, gt, dtype, m):
+    torch = torch_cuda
+    t = getattr(torch, dtype)
+    w, _ = _operands(torch, 6144, 4096, t, "cuda")
+    x = torch.randn(m, 4096, device="cuda", dtype=t)
+    with torch.no_grad():
+        _close(torch, torch.ops.gemvtune.linear(x, w), torch.nn.functional.linear(x, w))
+    assert gt.plan_for(w.device, m, 6144, 4096, t) is not None
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 @pytest.mark.parametrize("n, k", SHAPES)
 def test_every_dtype_matches_torch(torch_cuda, gt, dtype, n, k):
     torch = torch_cuda
@@ -132,8 +144,16 @@ def test_strided_weights_misaligned_x_and_batches(torch_cuda, gt):
     x = buf[1:]  # misaligned by one element
     with torch.no_grad():
         _close(torch, torch.ops.gemvtune.linear(x, w), torch.nn.functional.linear(x, w))
-        xb = torch.randn(3, 2, k, device="cuda", dtype=torch.bfloat16)  # M = 6
+        xb = torch.randn(3, 2, k, device="cuda", dtype=torch.bfloat16)  # M = 6: gemvtune
         _close(torch, torch.ops.gemvtune.linear(xb, w), torch.nn.functional.linear(xb, w))
+        assert gt.plan_for(w.device, 6, n, k, torch.bfloat16) is not None
+        xp = torch.randn(5, k + 8, device="cuda", dtype=torch.bfloat16)[:, 1:k + 1]  # padded, misaligned rows
+        _close(torch, torch.ops.gemvtune.linear(xp, w), torch.nn.functional.linear(xp, w))
+        xe = x.expand(4, k)  # rows overlap (stride 0): copied first
+        _close(torch, torch.ops.gemvtune.linear(xe, w), torch.nn.functional.linear(xe, w))
+        xl = torch.randn(20, k, device="cuda", dtype=torch.bfloat16)  # M = 20 > 16: torch
+        _close(torch, torch.ops.gemvtune.linear(xl, w), torch.nn.functional.linear(xl, w))
+        assert gt.plan_for(w.device, 20, n, k, torch.bfloat16) is None
         wt = torch.randn(k, n, device="cuda", dtype=torch.bfloat16).t()  # columns contiguous: torch runs it
         _close(torch, torch.ops.gemvtune.linear(x, wt), torch.nn.functional.linear(x, wt))
         x16 = x.to(torch.float16)  # mixed dtypes: torch decides (it raises)
@@ -236,4 +256,4 @@ def test_prepare_plans_every_layer(torch_cuda, gt):
     model = model.to("cuda", torch.bfloat16)
     gt.replace_linears(model)
     assert gt.prepare(model) == 2
-    assert gt.prepare(model, batch_sizes=(1, 4)) >= 2  # M = 4 counts once batched kernels land
+    assert gt.prepare(model, batch_sizes=(1, 4, 32)) == 4, "M = 32 is left to torch"

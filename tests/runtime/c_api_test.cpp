@@ -65,15 +65,14 @@ TEST(CApi, ProblemCheckAcceptsWhatThisBuildRuns) {
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
 }
 
-// Until batch M > 1 and quantized weights land in the runtime, the C API refuses them with a
-// message that says so (the Python layer falls back to torch on it).
-TEST(CApi, BatchAndQuantizedWeightsAreRefusedByThisBuild) {
-  gemvtune_problem p = problem(4, 4096, 4096, "bf16");
-  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(last_error().find("batch M > 1 is not supported by this build"), std::string::npos) << last_error();
+// Batch M is 1..16; quantized weight formats are refused until they land in the runtime, with
+// a message that says so (the Python layer falls back to torch on it).
+TEST(CApi, BatchRangeAndQuantizedWeights) {
+  gemvtune_problem p = problem(16, 4096, 4096, "bf16");
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
   p.m = 17;
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(last_error().find("out of range"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("outside 1..16"), std::string::npos) << last_error();
   p.m = -1;
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   for (const char* format : {"int8", "fp8", "int4g128", "fp16"}) {
@@ -84,10 +83,11 @@ TEST(CApi, BatchAndQuantizedWeightsAreRefusedByThisBuild) {
         << last_error();
   }
   gemvtune_plan* plan = reinterpret_cast<gemvtune_plan*>(0x1);
-  p = problem(2, 4096, 4096, "bf16");
+  p = problem(17, 4096, 4096, "bf16");
   EXPECT_EQ(gemvtune_plan_create_ex(nullptr, &p, &plan), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(plan, nullptr);
-  EXPECT_NE(last_error().find("batch M > 1"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("outside 1..16"), std::string::npos) << last_error();
+  EXPECT_EQ(gemvtune_plan_batch(nullptr), 0);
 }
 
 TEST(CApi, StructSizeIsChecked) {
@@ -176,6 +176,10 @@ TEST(CApi, CacheCommandsWithoutAGpu) {
   ASSERT_EQ(gemvtune_query(db.c_str(), &p, 0, "NVIDIA H200/132sm/cc9.0", &json), GEMVTUNE_OK) << last_error();
   EXPECT_NE(std::string(json).find("\"source\": \"default\""), std::string::npos) << json;
   gemvtune_free(json);
+  gemvtune_problem batch = problem(8, 4096, 4096, "bf16");
+  ASSERT_EQ(gemvtune_query(db.c_str(), &batch, 0, "NVIDIA H200/132sm/cc9.0", &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("\"batch\": 8"), std::string::npos) << json;
+  gemvtune_free(json);
   EXPECT_EQ(gemvtune_query(db.c_str(), &p, 0, "H200", &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("bad GPU 'H200'"), std::string::npos) << last_error();
 
@@ -197,8 +201,8 @@ TEST(CApi, CacheCommandsWithoutAGpu) {
   EXPECT_EQ(gemvtune_tune(&p, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("unknown strategy 'fast'"), std::string::npos) << last_error();
   options.strategy = nullptr;
-  gemvtune_problem batch = problem(8, 4096, 4096, "bf16");
-  EXPECT_EQ(gemvtune_tune(&batch, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  gemvtune_problem quantized = problem(1, 4096, 4096, "bf16", "int8");
+  EXPECT_EQ(gemvtune_tune(&quantized, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(gemvtune_tune(&p, 0, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   if (!gemvtune::jit::driver_available()) {
     EXPECT_EQ(gemvtune_tune(&p, 1, &options, &json), GEMVTUNE_ERROR_NO_GPU);
