@@ -14,6 +14,11 @@
 #              tuner and runtime (full output in $OUT)
 #   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
 #   decode     the decode chain alone
+#   batchtests the batched correctness suite (both families, M = 2, 3, 8, 13, 16; every
+#              STRIDE-th config, default 1) and the whole-space compile (GEMVTUNE_COMPILE_ALL=1)
+#   tunebatch  gemvtune tune --preset llama-3.1-8b --batch 1,2,4,8,16 into a fresh cache, timed
+#   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
+#   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -63,6 +68,24 @@ for step in "$@"; do
       done ;;
     decode)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt" ;;
+    batchtests)
+      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1 2>&1 | tee "$OUT/test_gemv_batch_gpu.log" | grep -E "gemvtune\]|PASSED|FAILED|Failure" | head -40
+      echo "exit ${PIPESTATUS[0]}"
+      if [ -n "${COMPILE_ALL:-}" ]; then
+        GEMVTUNE_COMPILE_ALL=1 "$B/tests/test_compile_space" --gtest_brief=1 2>&1 | tail -5
+      fi ;;
+    tunebatch)
+      rm -f "$DB"*
+      /usr/bin/time -f "tune --batch 1,2,4,8,16 wall time %e s" "$G" tune --preset llama-3.1-8b --batch 1,2,4,8,16 --db "$DB" 2>&1 | tee "$OUT/tune_batch.log" | tail -40 ;;
+    benchbatch)
+      for dt in ${DTYPES:-bf16}; do
+        "$G" bench --preset llama-3.1-8b --batch ${BENCH_BATCHES:-1,2,4,8,16} --dtype $dt --db "$DB" --json > "$OUT/bench_batch_$dt.json" 2> "$OUT/bench_batch_$dt.txt"
+        echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_batch_$dt.txt" | grep -v "not tuned yet" | tail -60
+      done ;;
+    decodebatch)
+      for m in ${BATCHES:-1 8}; do
+        "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"
+      done ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;

@@ -17,10 +17,12 @@
 // column (batch row) g. The order of K inside a dot product is free as long as W and X use the
 // same one, so each lane loads 16 contiguous bytes (8 elements) of its W rows and of its X row
 // at K offset 8t of a 32-element chunk, and feeds words 0-1 to one mma step and words 2-3 to
-// the next. The 4 lanes of a row read 64 contiguous bytes; U chunks are in flight per row.
+// the next. The 4 lanes of a row read 64 contiguous bytes; U consecutive chunks are in flight
+// per row.
 //
 // Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share one row
-// set and interleave along K; gridDim.y blocks split K (finish_block combines in fixed order).
+// set and take turns along K in runs of U chunks; gridDim.y blocks split K (finish_block
+// combines in fixed order).
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -145,25 +147,31 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const bool active = row0 < n;
   const uint4 zero = make_uint4(0, 0, 0, 0);
 
-  int c = kw;
+  // Each warp takes U consecutive chunks per trip (a run of U x 64 contiguous bytes per row),
+  // the warps of a row set taking turns: with chunks interleaved one by one, a row's bytes
+  // came in 64-byte pieces from different warps, and the H200 streamed them ~8% slower.
+  const int runs = full_chunks / U;
   if (active) {
-    for (; c + (U - 1) * KW < full_chunks; c += U * KW) {
+    for (int run = kw; run < runs; run += KW) {
+      const int c0 = run * U;
       uint4 wv[U][R][2];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c + u * KW) * CHUNK);
+          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c0 + u) * CHUNK);
       if (!waited) {
 #if GEMV_PREFETCH_L2
-        // Rows g and g+8 of each tile: lane t asks for every 4th 128-byte line of the rest.
+        // This warp's later runs: lane t asks for every 4th 128-byte line of each, per row.
 #pragma unroll 1
-        for (int j = (c + U * KW) * CHUNK + t * 64; j < full_chunks * CHUNK; j += 4 * 64)
+        for (int later = run + KW; later < runs; later += KW)
+#pragma unroll 1
+          for (int e = t * 64; e < U * CHUNK; e += 4 * 64)
 #pragma unroll
-          for (int i = 0; i < R; ++i)
+            for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * 8 + j);
+              for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * 8 + later * U * CHUNK + e);
 #endif
         wait_for_previous_grid();
         waited = true;
@@ -172,7 +180,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c + u * KW) * CHUNK) : zero;
+        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c0 + u) * CHUNK) : zero;
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -183,7 +191,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   }
   if (!waited) wait_for_previous_grid();
   if (active) {
-    for (; c < full_chunks; c += KW) {
+    // Fewer than U chunks left after the runs: one at a time, spread over the warps.
+    for (int c = runs * U + kw; c < full_chunks; c += KW) {
       uint4 wv[R][2];
 #pragma unroll
       for (int i = 0; i < R; ++i)

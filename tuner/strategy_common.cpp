@@ -56,6 +56,10 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
   KernelConfig other_hint = leader;
   other_hint.hint = leader.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
   wanted.push_back(other_hint);
+  // At M > 1 the same knobs on the other family (CUDA cores <-> tensor cores), where valid.
+  KernelConfig other_family = leader;
+  other_family.family = leader.family == Family::tensor_core ? Family::cuda_core : Family::tensor_core;
+  wanted.push_back(other_family);
   // The three overlap choices: none, pdl, pdl with L2 prefetch.
   for (int overlap : {0, 1, 2}) {
     KernelConfig n = leader;

@@ -10,7 +10,8 @@ namespace gemvtune {
 inline constexpr int kSplitKChoices[] = {1, 2, 3, 4, 6, 8};
 
 // Every config of the default search space for a dtype and batch M (1..kMaxBatch), valid by
-// why_invalid (any shape). M = 1: the CUDA-core family; M > 1: both families, m tile M.
+// why_invalid (any shape). M = 1: the CUDA-core family; M > 1: m tile M, tensor cores for
+// bf16/fp16, CUDA cores for fp32 and for M <= 4.
 std::vector<KernelConfig> default_search_space(DType t, int m = 1);
 
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
