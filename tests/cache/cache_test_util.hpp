@@ -13,6 +13,8 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -60,6 +62,27 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << bytes;
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// Everything under `dir` (recursively) as path -> what it is: a regular file's bytes, a
+// symlink's target, "<fifo>", "<directory>", "<other>". Two equal snapshots mean no file was
+// created, removed, replaced or changed. Names in `ignore` (e.g. a runner's output files)
+// are left out.
+inline std::map<std::string, std::string> snapshot(const std::string& dir,
+                                                   const std::set<std::string>& ignore = {}) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    const std::string path = entry.path().string();
+    if (ignore.count(entry.path().filename().string())) continue;
+    const fs::file_status st = entry.symlink_status();
+    if (fs::is_symlink(st)) out[path] = "<symlink to " + fs::read_symlink(entry.path()).string() + ">";
+    else if (fs::is_regular_file(st)) out[path] = read_bytes(path);
+    else if (fs::is_fifo(st)) out[path] = "<fifo>";
+    else if (fs::is_directory(st)) out[path] = "<directory>";
+    else out[path] = "<other>";
+  }
+  return out;
 }
 
 // Runs SQL on a file with the plain SQLite API (creating it if needed), outside TuningCache.

@@ -6,4 +6,6 @@ gemvtune_add_test(test_cache
   ${CMAKE_SOURCE_DIR}/tests/cache/test_concurrency.cpp
   ${CMAKE_SOURCE_DIR}/tests/cache/test_nearest.cpp
   ${CMAKE_SOURCE_DIR}/tests/cache/test_json.cpp
-  ${CMAKE_SOURCE_DIR}/tests/cache/test_default_path.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/cache/test_default_path.cpp
+  ${CMAKE_SOURCE_DIR}/tests/cache/test_unusable_rows.cpp
+  ${CMAKE_SOURCE_DIR}/tests/cache/test_paths_and_locks.cpp)

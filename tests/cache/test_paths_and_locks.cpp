@@ -1,0 +1,81 @@
+// The path given is the file used, and nothing else (issue 10, items 8 and 9), and a cache
+// locked by another process says so (item 10).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache/sqlite.hpp"
+#include "cache_test_util.hpp"
+#include "gemvtune/error.hpp"
+
+namespace gemvtune {
+namespace {
+
+using cache_test::TempDir;
+
+// Item 8: SQLite blocked opening a FIFO (so `list` hung); the child gives up after 10 s.
+TEST(CachePaths, AFifoIsRefusedWithoutWaitingForAWriter) {
+  TempDir dir;
+  const std::string fifo = dir.file("cache.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (CacheMode mode : {CacheMode::read_only, CacheMode::read_write}) {
+    const int status = cache_test::run_in_child([&] {
+      ::alarm(10);
+      try {
+        TuningCache cache(fifo, mode);
+      } catch (const CacheError& e) {
+        return std::string(e.what()).find("is a FIFO, not a regular file") != std::string::npos ? 0 : 2;
+      }
+      return 1;
+    });
+    EXPECT_EQ(status, 0) << "1: opened, 2: another message, 142: hung";
+  }
+}
+
+// Item 9: a relative path starting with "file:" is a file name, not an SQLite URI.
+TEST(CachePaths, FileColonAndMemoryNamesAreRelativeFiles) {
+  TempDir dir;
+  const int status = cache_test::run_in_child([&] {
+    if (::chdir(dir.path().c_str()) != 0) return 3;
+    {
+      TuningCache cache("file:p.sqlite?mode=memory", CacheMode::read_write);
+      cache.store(cache_test::make_record(cache_test::make_key(64, 64)));
+      TuningCache memory(":memory:", CacheMode::read_write);
+      memory.store(cache_test::make_record(cache_test::make_key(64, 64)));
+    }
+    TuningCache again("file:p.sqlite?mode=memory", CacheMode::read_only);
+    return again.list().size() == 1 ? 0 : 1;
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("file:p.sqlite?mode=memory")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.sqlite")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file(":memory:")));
+}
+
+// Item 10: past the busy timeout, "database is locked" now says what is going on.
+TEST(CacheLocks, ALockHeldPastTheTimeoutIsExplained) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { TuningCache create(path, CacheMode::read_write); }
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  cache::Connection conn(path, SQLITE_OPEN_READWRITE);
+  conn.set_busy_timeout_ms(200);  // the cache waits 10 s; the message is the same
+  try {
+    cache::WriteTransaction tx(conn);
+    ADD_FAILURE() << "took the lock another connection holds";
+  } catch (const CacheError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("database is locked"), std::string::npos) << message;
+    EXPECT_NE(message.find("another process"), std::string::npos) << message;
+    EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
+    EXPECT_NE(message.find("try again"), std::string::npos) << message;
+  }
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+}
+
+}  // namespace
+}  // namespace gemvtune
