@@ -120,8 +120,8 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "m tile " + to_string(c.m_tile) + " is outside 1.." + to_string(kMaxBatch);
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
-    if (c.rows_per_warp != 1 && c.rows_per_warp != 2)
-      return "tensor cores take 1 or 2 16-row tiles per warp, not " + to_string(c.rows_per_warp);
+    if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
+      return "tensor cores take 1, 2 or 4 16-row tiles per warp, not " + to_string(c.rows_per_warp);
     if (c.unroll == 8) return "unroll 8 is outside the tensor-core family's 1, 2 or 4";
     const int in_flight = 2 * c.rows_per_warp * c.unroll * c.vec_bytes;
     if (in_flight > kMaxBytesInFlightPerThreadTc)

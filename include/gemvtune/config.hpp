@@ -6,7 +6,7 @@
 //   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_m8]
 //   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
-//   r   rows per warp (tensor cores: 16-row tiles per warp)
+//   r   rows per warp (tensor cores: 16-row tiles per warp, 1, 2 or 4)
 //   v   bytes per weight load (2, 4, 8, 16; tensor cores: 16)
 //   u   loads in flight per row before first use (unroll depth)
 //   sk  split-K: blocks along K whose partial sums are combined in fixed order

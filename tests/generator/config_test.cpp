@@ -51,7 +51,9 @@ TEST(Config, BatchRules) {
   EXPECT_NE(why_invalid_for(tc, DType::f32, s, 16)->find("fp32"), std::string::npos);
   // Tensor cores: 16-byte loads, 1 or 2 tiles per warp, a register budget.
   EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v8_u2_sk1_cs_m16")));
-  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u2_sk1_cs_m16")));
+  EXPECT_FALSE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u2_sk1_cs_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u4_sk1_cs_m16")));  // 512 B per thread
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r8_kw1_v16_u1_sk1_cs_m16")));
   EXPECT_TRUE(why_invalid(parse_config("tc_t128_r2_kw1_v16_u8_sk1_cs_m16")));
   EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_m17")));
   // CUDA cores: one accumulator per row and batch row.
