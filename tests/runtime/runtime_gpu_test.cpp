@@ -74,6 +74,59 @@ TEST(RuntimeGpu, PlansMatchTheReference) {
     }
 }
 
+TEST(RuntimeGpu, BatchedPlansMatchTheReference) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  struct Case {
+    Shape shape;
+    int m;
+    std::int64_t ld, ldx, ldy;
+  };
+  // Aligned strides (tensor cores for bf16/fp16 at M >= 8), padded ones, and ldx/ld that only
+  // allow narrow loads (the plan's CUDA-core fallback).
+  const Case cases[] = {{{1024, 4096}, 8, 4096, 4096, 1024}, {{300, 1000}, 3, 1024, 1032, 320},
+                        {{4097, 4099}, 16, 4104, 4112, 4100}, {{513, 2048}, 13, 2049, 2051, 513},
+                        {{64, 256}, 2, 256, 256, 64}};
+  std::uint64_t seed = 50;
+  for (DType t : kAllDTypes)
+    for (const Case& c : cases) {
+      auto plan = rt.plan(c.shape, t, c.m);
+      EXPECT_EQ(plan->batch(), c.m);
+      EXPECT_GE(plan->config().m_tile, c.m);
+      for (int m : {c.m, 1}) {  // a plan runs any m up to its batch
+        DeviceProblem problem(t, c.shape, c.ld, ++seed, 0, m, c.ldx, c.ldy);
+        jit::Stream stream;
+        const Comparison cmp = verify_calls(
+            [&](int copy, CUstream s) {
+              const auto op = problem.operands(copy);
+              Operands args;
+              args.w = op.w;
+              args.x = op.x;
+              args.y = op.y;
+              args.ld = op.ld;
+              args.ldx = op.ldx;
+              args.ldy = op.ldy;
+              args.m = m;
+              plan->launch(args, s);
+            },
+            problem, stream);
+        EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << m << " " << to_string(c.shape) << " "
+                            << to_string(plan->config()) << ": " << cmp.describe();
+      }
+    }
+  auto plan = rt.plan({1024, 4096}, DType::bf16, 4);
+  Operands bad;
+  bad.w = bad.x = bad.y = 256;
+  bad.m = 5;
+  EXPECT_THROW(plan->launch(bad, nullptr), InvalidArgument);  // more rows than the plan's batch
+  bad.m = 2;
+  bad.ldx = 100;  // below K
+  EXPECT_THROW(plan->launch(bad, nullptr), InvalidArgument);
+  EXPECT_THROW(rt.plan({1024, 4096}, DType::bf16, 17), InvalidArgument);
+  EXPECT_THROW(rt.plan({1024, 4096}, DType::bf16, 0), InvalidArgument);
+}
+
 TEST(RuntimeGpu, BadOperandsThrowBeforeLaunching) {
   GEMVTUNE_REQUIRE_GPU();
   TempDir tmp;

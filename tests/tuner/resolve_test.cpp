@@ -130,3 +130,52 @@ TEST(ConfigSourceNames, Text) {
   EXPECT_EQ(to_string(ConfigSource::nearest), "nearest");
   EXPECT_EQ(to_string(ConfigSource::model_default), "default");
 }
+
+namespace {
+TuneRecord batch_record(Shape shape, int batch, const std::string& config) {
+  TuneRecord r = cache_test::make_record(
+      cache_test::make_key(shape.n, shape.k, kH200, DType::bf16, batch, template_version()), config, 9.5);
+  r.candidates.clear();
+  return r;
+}
+}  // namespace
+
+TEST_F(ResolveTest, BatchExactThenCoveringThenNearest) {
+  cache.store(batch_record({4096, 4096}, 1, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(batch_record({4096, 4096}, 4, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m4"));
+  cache.store(batch_record({4096, 4096}, 16, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16"));
+  cache.store(batch_record({4096, 14336}, 8, "tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8"));
+
+  Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 4);
+  EXPECT_EQ(r.source, ConfigSource::exact);
+  EXPECT_EQ(to_string(r.config), "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m4");
+
+  // M = 3 is untuned: the smallest tuned M above it whose kernel covers it, named.
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 3);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "same shape at M=4");
+  EXPECT_EQ(r.config.m_tile, 4);
+  // M = 5 skips M = 4 (its m tile is too small) and takes M = 16.
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 5);
+  EXPECT_EQ(r.source_text, "same shape at M=16");
+  EXPECT_FALSE(why_invalid_for(r.config, DType::bf16, {4096, 4096}, 5));
+
+  // Another shape at M = 8: the nearest tuned shape at M = 8.
+  r = resolve_config(&cache, kH200, {4096, 12288}, DType::bf16, 8);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "nearest 4096x14336");
+  EXPECT_EQ(r.config.m_tile, 8);
+
+  // Nothing covers M = 9 on 4096x12288 except the M = 16 entry of 4096x4096.
+  r = resolve_config(&cache, kH200, {4096, 12288}, DType::bf16, 9);
+  EXPECT_EQ(r.source_text, "nearest 4096x4096 at M=16");
+
+  // No entry of any M for fp16: the model's default for that M.
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::f16, 8);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_EQ(r.config, default_config(DType::f16, {4096, 4096}, params(kH200), 8));
+  EXPECT_EQ(r.config.m_tile, 8);
+
+  EXPECT_THROW(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 0), InvalidArgument);
+  EXPECT_THROW(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 17), InvalidArgument);
+}
