@@ -22,7 +22,7 @@ CacheDocument read_cache_json(std::istream& in, const std::string& source) {
     // nlohmann quotes the last token read, which may be a long run of input.
     throw InvalidArgument(source + ": malformed JSON: " + cache::abbreviated(e.what(), 300));
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(source + ": " + e.what());
+    throw InvalidArgument(source + ": " + cache::abbreviated(e.what(), 1000));
   } catch (const std::bad_alloc&) {
     throw InvalidArgument(source + ": too large to read into memory");
   } catch (const std::exception& e) {

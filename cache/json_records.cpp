@@ -123,7 +123,7 @@ auto at_location(const std::string& where, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const InvalidArgument& e) {
-    fail(where, e.what());
+    fail(where, abbreviated(e.what(), 300));  // parse_dtype and the like quote the whole text
   }
 }
 

@@ -5,12 +5,14 @@
 #include <limits>
 #include <utility>
 
+#include "cache/text.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cache {
 
 void throw_cache_error(const std::string& path, std::string_view what) {
-  throw CacheError("cache " + path + ": " + std::string(what));
+  // A path past PATH_MAX cannot name a file anyway; a 100 KB one must not fill the terminal.
+  throw CacheError("cache " + abbreviated(path, 1000) + ": " + std::string(what));
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Option parsing and argument checks shared by the commands (see cli_common.hpp).
 #include "cli/cli_common.hpp"
 
+#include <climits>
 #include <cstdio>
 #include <iostream>
 #include <typeinfo>
@@ -25,13 +26,20 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(short_message(e.what(), "") + "\nusage: " + usage_line);
+    throw UsageError(short_message(e.what()) + "\nusage: " + usage_line);
   }
   // Every cache command reads --db into a string that is empty when not given; an empty
   // value given on purpose (an unset shell variable) must not quietly mean the default cache.
-  if (vm.count("db") && vm["db"].value().type() == typeid(std::string) && vm["db"].as<std::string>().empty())
-    throw UsageError("--db is empty: give the cache file's path, or leave --db out for the default cache\nusage: " +
-                     usage_line);
+  if (vm.count("db") && vm["db"].value().type() == typeid(std::string)) {
+    const std::string& db = vm["db"].as<std::string>();
+    if (db.empty())
+      throw UsageError("--db is empty: give the cache file's path, or leave --db out for the default cache\nusage: " +
+                       usage_line);
+    // No file has a longer path; std::filesystem would throw with the whole text twice.
+    if (db.size() >= PATH_MAX)
+      throw UsageError("--db is " + std::to_string(db.size()) + " bytes long, longer than any path (" +
+                       std::to_string(PATH_MAX) + ")");
+  }
   return false;
 }
 
@@ -68,15 +76,21 @@ GpuIdentity parse_gpu_key(const std::string& text) {
   return id;
 }
 
-std::string short_message(const std::string& message, const std::string& input) {
-  std::string out = message;
-  const std::size_t keep = 60;
-  if (input.size() > keep) {
-    const std::string shortened = cache::abbreviated(input, keep);
-    for (std::size_t at = out.find(input); at != std::string::npos; at = out.find(input, at + shortened.size()))
-      out.replace(at, input.size(), shortened);
+std::string short_message(const std::string& message) {
+  std::string out;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t open = message.find('\'', from);
+    const std::size_t close = open == std::string::npos ? open : message.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    const std::size_t length = close - open - 1;
+    out += message.substr(from, open + 1 - from);
+    out += length > 100 ? cache::abbreviated(message.substr(open + 1, length), 60) : message.substr(open + 1, length);
+    out += '\'';
+    from = close + 1;
   }
-  return cache::abbreviated(out, 1000);
+  out += message.substr(from);
+  return cache::abbreviated(out, 2000);
 }
 
 }  // namespace gemvtune::cli

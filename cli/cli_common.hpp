@@ -37,9 +37,10 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 // identity no GPU has (the cache's own rules: positive SMs, compute capability >= 1.0).
 GpuIdentity parse_gpu_key(const std::string& text);
 
-// `message` with every copy of `input` (a user's argument, perhaps 100 KB pasted by
-// mistake) shortened, and at most about 1000 characters in all.
-std::string short_message(const std::string& message, const std::string& input);
+// `message` with every quoted span ('...', how messages quote a user's input, perhaps 100 KB
+// pasted by mistake) longer than 100 bytes shortened, and at most about 2000 bytes in all.
+// main applies it to every usage error (exit 2); runtime errors keep their logs whole.
+std::string short_message(const std::string& message);
 
 int cmd_info(const std::vector<std::string>& args);
 int cmd_emit(const std::vector<std::string>& args);

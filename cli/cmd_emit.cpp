@@ -21,7 +21,7 @@ int cmd_emit(const std::vector<std::string>& args) {
     parsed = parse_config(config);
   } catch (const InvalidArgument& e) {
     // parse_config quotes the text, in places twice: a pasted 100 KB argument stays short.
-    throw InvalidArgument(short_message(e.what(), config));
+    throw InvalidArgument(short_message(e.what()));
   }
   std::cout << generate_source(parsed, parse_dtype(dtype));
   return kOk;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cache/text.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/output_file.hpp"
@@ -26,7 +27,7 @@ int cmd_export(const std::vector<std::string>& args) {
   const TuningCache cache(db_path(db), CacheMode::read_only);
   std::error_code ec;
   if (out_path != "-" && std::filesystem::equivalent(out_path, cache.path(), ec))
-    throw UsageError("--out '" + out_path + "' is the cache itself; writing JSON there would destroy it");
+    throw UsageError("--out '" + cache::abbreviated(out_path, 1000) + "' is the cache itself; writing JSON there would destroy it");
 
   std::ostringstream text;
   const TuningCache::ExportStats stats = cache.export_json(text);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cache/text.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "gemvtune/error.hpp"
@@ -17,12 +18,13 @@ namespace {
 // The document in `path` ("-": stdin). Errors name the file and exit 2 (InvalidArgument).
 CacheDocument read_document(const std::string& path) {
   if (path == "-") return read_cache_json(std::cin, "stdin");
+  const std::string shown = cache::abbreviated(path, 1000);  // a 100 KB argument stays short
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw InvalidArgument("'" + path + "' is a directory, not a JSON file written by `gemvtune export`");
+    throw InvalidArgument("'" + shown + "' is a directory, not a JSON file written by `gemvtune export`");
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw InvalidArgument("cannot open '" + path + "': " + std::strerror(errno));
-  return read_cache_json(file, path);
+  if (!file) throw InvalidArgument("cannot open '" + shown + "': " + std::strerror(errno));
+  return read_cache_json(file, shown);
 }
 
 }  // namespace

@@ -24,7 +24,10 @@ int cmd_list(const std::vector<std::string>& args) {
   std::vector<TuneRecord> records;
   std::vector<PeakRecord> peaks;
   std::vector<std::string> problems;
-  if (std::filesystem::exists(path)) {  // no file yet: nothing tuned, not an error
+  // No file yet: nothing tuned, not an error. A path that cannot even be looked at (too
+  // long, no permission) is for TuningCache to refuse with a message.
+  std::error_code unreadable;
+  if (std::filesystem::exists(path, unreadable) || unreadable) {
     const TuningCache cache(path, CacheMode::read_only);
     records = cache.list();
     problems = cache.problems();

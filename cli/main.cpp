@@ -47,10 +47,11 @@ int main(int argc, char** argv) {
     try {
       return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const UsageError& e) {
-      std::cerr << "gemvtune " << c.name << ": " << e.what() << "\n";
+      std::cerr << "gemvtune " << c.name << ": " << short_message(e.what()) << "\n";
       return kUsageError;
     } catch (const InvalidArgument& e) {
-      std::cerr << "gemvtune " << c.name << ": " << e.what() << "\n";
+      // Bad input is often quoted back; a 100 KB argument must not come back whole.
+      std::cerr << "gemvtune " << c.name << ": " << short_message(e.what()) << "\n";
       return kUsageError;
     } catch (const std::exception& e) {
       std::cerr << "gemvtune " << c.name << ": error: " << e.what() << "\n";

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "cache/text.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cli {
@@ -46,7 +47,7 @@ class OutputFd {
 };
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
-  throw Error("cannot " + what + " '" + path + "': " + std::strerror(error));
+  throw Error("cannot " + what + " '" + cache::abbreviated(path, 1000) + "': " + std::strerror(error));
 }
 
 void write_all(int fd, const std::string& text, const std::string& path) {
@@ -103,7 +104,7 @@ void write_output(const std::string& path, const std::string& text) {
     replace_atomically(path, text, nullptr);
     return;
   }
-  if (S_ISDIR(st.st_mode)) throw Error("cannot write '" + path + "': it is a directory");
+  if (S_ISDIR(st.st_mode)) throw Error("cannot write '" + cache::abbreviated(path, 1000) + "': it is a directory");
   if (S_ISREG(st.st_mode)) {
     replace_atomically(path, text, &st);
     return;
