@@ -1,0 +1,10 @@
+# Fixed-seed fuzz of import (random, mutated and deeply nested JSON) and of the CLI (random
+# argument vectors over odd files); about 20 s each on 2 cores. $GEMVTUNE_FUZZ_SEED and
+# $GEMVTUNE_FUZZ_SCALE explore further. Included from tests/CMakeLists.txt.
+gemvtune_add_test(test_fuzz
+  ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_import_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_cli_test.cpp)
+target_compile_definitions(test_fuzz PRIVATE GEMVTUNE_CLI_PATH="$<TARGET_FILE:gemvtune_cli>")
+target_link_libraries(test_fuzz PRIVATE nlohmann_json::nlohmann_json)
+target_compile_options(test_fuzz PRIVATE -Wall -Wextra)
+add_dependencies(test_fuzz gemvtune_cli)
