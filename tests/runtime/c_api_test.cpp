@@ -6,7 +6,10 @@
 #include <string>
 
 #include "gemvtune/gemvtune.h"
+#include "gpu_test_support.hpp"
+#include "jit/cuda_handles.hpp"
 #include "jit/driver_api.hpp"
+#include "tuner/device_problem.hpp"
 
 namespace {
 
@@ -211,6 +214,58 @@ TEST(CApi, CacheCommandsWithoutAGpu) {
     EXPECT_EQ(gemvtune_device_count(&count), GEMVTUNE_ERROR_NO_GPU);
   }
   EXPECT_EQ(gemvtune_cache_list(db.c_str(), nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+// The struct entry points on a GPU: a batch-4 plan from gemvtune_plan_create_ex launched
+// through gemvtune_plan_launch_ex with padded strides of W, x and y, then 3 of its 4 rows,
+// against the float64 reference.
+TEST(CApiGpu, StructPlanAndLaunchAtBatch) {
+  GEMVTUNE_REQUIRE_GPU();
+  gemvtune::jit::Context hold(0);  // our buffers and stream live in the primary context
+  const std::string dir = ::testing::TempDir() + "gemvtune_c_api_gpu";
+  gemvtune_runtime_options options{};
+  options.struct_size = sizeof options;
+  const std::string cache = dir + "/none.sqlite";
+  options.cache_path = cache.c_str();
+  options.kernel_store_dir = "";  // no store: nothing written
+  options.flags = GEMVTUNE_NO_SPLIT_K;
+  gemvtune_runtime* rt = nullptr;
+  ASSERT_EQ(gemvtune_runtime_create_ex(&options, &rt), GEMVTUNE_OK) << last_error();
+  const int64_t n = 1000, k = 2048, ld = k + 8, ldx = k + 16, ldy = n + 4;
+  gemvtune_problem p = problem(4, n, k, "bf16");
+  gemvtune_plan* plan = nullptr;
+  ASSERT_EQ(gemvtune_plan_create_ex(rt, &p, &plan), GEMVTUNE_OK) << last_error();
+  EXPECT_EQ(gemvtune_plan_batch(plan), 4);
+  EXPECT_EQ(gemvtune_plan_stream_concurrent(plan), 1);
+  EXPECT_STRNE(gemvtune_plan_source(plan), "");
+  gemvtune_runtime_destroy(rt);
+
+  for (int rows : {4, 3}) {
+    gemvtune::DeviceProblem dp(gemvtune::DType::bf16, {n, k}, ld, 5 + rows, 0, rows, ldx, ldy);
+    gemvtune::jit::Stream stream;
+    dp.poison_y();
+    const auto op = dp.operands(0);
+    gemvtune_operands o{};
+    o.struct_size = sizeof o;
+    o.w = op.w;
+    o.x = op.x;
+    o.y = op.y;
+    o.ld = ld;
+    o.ldx = ldx;
+    o.ldy = ldy;
+    o.m = rows == 4 ? 0 : rows;  // 0: the plan's batch
+    ASSERT_EQ(gemvtune_plan_launch_ex(plan, &o, stream.get()), GEMVTUNE_OK) << last_error();
+    stream.synchronize();
+    const gemvtune::Comparison cmp = gemvtune::compare_output(dp.read_y(), dp.reference());
+    EXPECT_TRUE(cmp.ok) << rows << " rows: " << cmp.describe();
+    o.m = 5;
+    EXPECT_EQ(gemvtune_plan_launch_ex(plan, &o, stream.get()), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+    o.m = rows;
+    o.scales = op.w;
+    EXPECT_EQ(gemvtune_plan_launch_ex(plan, &o, stream.get()), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(last_error().find("scales and zeros"), std::string::npos) << last_error();
+  }
+  gemvtune_plan_destroy(plan);
 }
 
 }  // namespace
