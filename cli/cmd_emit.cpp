@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "cli/cli_common.hpp"
-#include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 
 namespace gemvtune::cli {
@@ -16,14 +15,7 @@ int cmd_emit(const std::vector<std::string>& args) {
   pos.add("config", 1);
   po::variables_map vm;
   if (parse_or_help(args, desc, pos, vm, "gemvtune emit CONFIG [--dtype bf16]")) return kOk;
-  KernelConfig parsed;
-  try {
-    parsed = parse_config(config);
-  } catch (const InvalidArgument& e) {
-    // parse_config quotes the text, in places twice: a pasted 100 KB argument stays short.
-    throw InvalidArgument(short_message(e.what()));
-  }
-  std::cout << generate_source(parsed, parse_dtype(dtype));
+  std::cout << generate_source(parse_config(config), parse_dtype(dtype));
   return kOk;
 }
 

@@ -106,7 +106,8 @@ class TuningCache {
   void store(const TuneRecord& r);
   std::optional<TuneRecord> find(const CacheKey& k, bool with_candidates = false) const;
   bool contains(const CacheKey& k) const;
-  // All winners (without candidates), ordered by gpu, dtype, n, k (then batch, template).
+  // All usable winners (without candidates), ordered by gpu, dtype, n, k (then batch,
+  // template); problems() names the rows left out.
   std::vector<TuneRecord> list() const;
 
   // The tuned shape on the same gpu, dtype, batch and template_version that is nearest to
