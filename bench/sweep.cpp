@@ -37,7 +37,7 @@ int main(int argc, char** argv) try {
   gpu.sm_count = ctx.info().id.sm_count;
   for (int a = 3; a < argc; ++a) {
     const Shape s = parse_shape(argv[a]);
-    DeviceProblem p(t, s, s.k, 99, ctx.info().l2_bytes * 5 / 2);
+    DeviceProblem p(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()));
     std::vector<std::pair<double, std::string>> results;
     const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
     for (const KernelConfig& c : search_space_for(t, s)) {

@@ -110,7 +110,7 @@ int cmd_bench(const std::vector<std::string>& args) {
       r.config = parse_config(tuned.record.config);
       source = "tuned now";
     }
-    DeviceProblem problem(dtype, shape, shape.k, 4242, gpu.l2_bytes * 5 / 2, m);
+    DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m);
     auto gemvtune_variant = [&](const std::string& name, KernelConfig c) {
       const auto op = problem.operands(0);
       c.vec_bytes = widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx);

@@ -42,7 +42,6 @@ int cmd_run(const std::vector<std::string>& args) {
   jit::Context ctx(device);
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
-  const std::int64_t rotate = 2 * ctx.info().l2_bytes + ctx.info().l2_bytes / 2;
   bool all_ok = true;
   for (int m : batches) {
     KernelConfig config;
@@ -55,7 +54,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     check_config(config, dtype, shape, m);
 
-    DeviceProblem problem(dtype, shape, ld, /*seed=*/12345, rotate, m, ldx);
+    DeviceProblem problem(dtype, shape, ld, kMeasureSeed, rotation_bytes(ctx.info()), m, ldx);
     const auto op0 = problem.operands(0);
     if (auto why = why_misaligned(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0)) {
       KernelConfig narrower = config;

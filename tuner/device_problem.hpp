@@ -6,11 +6,19 @@
 #include <random>
 #include <vector>
 
+#include "gemvtune/gpu.hpp"
 #include "jit/cuda_handles.hpp"
 #include "jit/gemv_launch.hpp"
 #include "tuner/host_data.hpp"
 
 namespace gemvtune {
+
+// Bytes the weight copies must cover so that no call finds its weights in L2: 2.5 x the L2.
+// The one rule for every measurement (tuner, run, bench, sweep).
+inline std::int64_t rotation_bytes(const GpuInfo& gpu) { return gpu.l2_bytes * 5 / 2; }
+
+// The seed of measurements that report a time (run, bench, sweep); the tuner's is in TuneOptions.
+inline constexpr std::uint64_t kMeasureSeed = 12345;
 
 class DeviceProblem {
  public:

@@ -169,9 +169,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   model.sm_count = info.id.sm_count;
   model.read_ceiling_gbps = ceiling_gbps();
 
-  // Weights rotate through copies covering 2.5x the L2, so every call reads them from HBM.
-  const std::int64_t rotate = 2 * info.l2_bytes + info.l2_bytes / 2;
-  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotate, job.batch),
+  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch),
                   model.read_ceiling_gbps, {}, {}};
 
   // Alignment fallback (as `run` does): narrower loads where the operands do not allow 16 bytes.
