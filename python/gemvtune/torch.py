@@ -37,6 +37,7 @@ from .runtime import Runtime
 __all__ = ["linear", "Linear", "replace_linears", "prepare", "configure", "plan_for"]
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
 _lib = _capi.lib
 
 _lock = threading.Lock()
@@ -98,41 +99,46 @@ def plan_for(device, m, n, k, dtype):
         return plan
 
 
-def _lookup(x, m, n, k):
+def _lookup(key):
     """The plan for this call, or None to fall back to torch."""
-    key = (x.device.index, m, n, k, _DTYPES[x.dtype])
     plan = _plans.get(key, _plans)
     if plan is not _plans:
         return plan
+    index, m, n, k, name = key
     if torch.cuda.is_current_stream_capturing():
         if key not in _warned:
             _warned.add(key)
             warnings.warn(
-                f"gemvtune: no plan for M={m} {n}x{k} {key[4]} on cuda:{key[0]} before CUDA graph capture; "
+                f"gemvtune: no plan for M={m} {n}x{k} {name} on cuda:{index} before CUDA graph capture; "
                 "this call runs torch.nn.functional.linear. Run the layer once eagerly before capturing "
                 "(or call gemvtune.torch.prepare).", RuntimeWarning, stacklevel=4)
         return None
-    return plan_for(x.device, m, n, k, x.dtype)
+    return plan_for(torch.device("cuda", index), m, n, k, _TORCH_DTYPES[name])
 
 
 def _linear(x, weight):
-    """The op's CUDA work: y = x W^T through a gemvtune plan, or torch where gemvtune cannot."""
-    if (not x.is_cuda or x.dtype not in _DTYPES or weight.dtype != x.dtype or weight.device != x.device
-            or weight.dim() != 2 or x.dim() == 0 or weight.stride(1) != 1 or x.shape[-1] != weight.shape[1]
-            or weight.stride(0) < weight.shape[1] or x.numel() == 0 or weight.numel() == 0):
+    """The op's CUDA work: y = x W^T through a gemvtune plan, or torch where gemvtune cannot.
+    Kept lean: in eager decode this Python is the whole host cost of a call."""
+    name = _DTYPES.get(x.dtype)
+    if name is None or not x.is_cuda or weight.dtype != x.dtype or weight.dim() != 2 or x.dim() == 0:
         return F.linear(x, weight)
     n, k = weight.shape
-    x2 = x.reshape(-1, k)
-    if x2.stride(1) != 1 or (x2.shape[0] > 1 and x2.stride(0) < k):  # rows must not overlap
-        x2 = x2.contiguous()
+    index = x.get_device()
+    if (weight.get_device() != index or x.shape[-1] != k or weight.stride(1) != 1 or weight.stride(0) < k
+            or n == 0 or k == 0):
+        return F.linear(x, weight)
+    x2 = x if x.dim() == 2 else x.reshape(-1, k)
     m = x2.shape[0]
-    plan = _lookup(x, m, n, k)
+    if m == 0:
+        return F.linear(x, weight)
+    if x2.stride(1) != 1 or (m > 1 and x2.stride(0) < k):  # elements contiguous, rows not overlapping
+        x2 = x2.contiguous()
+    plan = _lookup((index, m, n, k, name))
     if plan is None:
         return F.linear(x, weight)
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    index = x.device.index
     switch = torch.cuda.current_device() != index
-    if switch:
+    if switch:  # the launch uses the current context, which must be the tensors' device's
         previous = torch.cuda.current_device()
         torch.cuda.set_device(index)
     try:
@@ -146,7 +152,7 @@ def _linear(x, weight):
     finally:
         if switch:
             torch.cuda.set_device(previous)
-    return y.view(*x.shape[:-1], n)
+    return y if x.dim() == 2 else y.view(*x.shape[:-1], n)
 
 
 @torch.library.custom_op("gemvtune::linear", mutates_args=())
