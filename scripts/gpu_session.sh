@@ -19,6 +19,8 @@
 #   tunebatch  gemvtune tune --preset llama-3.1-8b --batch 1,2,4,8,16 into a fresh cache, timed
 #   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
 #   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
+#   python     the Python suite (GPU tests included) against $B/libgemvtune.so, then
+#              examples/python/decode_chain.py; pytest comes from $PYLIB if the machine lacks it
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -82,6 +84,11 @@ for step in "$@"; do
         "$G" bench --preset llama-3.1-8b --batch ${BENCH_BATCHES:-1,2,4,8,16} --dtype $dt --db "$DB" --json > "$OUT/bench_batch_$dt.json" 2> "$OUT/bench_batch_$dt.txt"
         echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_batch_$dt.txt" | grep -v "not tuned yet" | tail -60
       done ;;
+    python)
+      export GEMVTUNE_LIBRARY="$B/libgemvtune.so" PYTHONPATH="python:${PYLIB:-.carry/pylib}${PYTHONPATH:+:$PYTHONPATH}"
+      python3 -m pytest -q -rs -p no:cacheprovider tests/python 2>&1 | tee "$OUT/pytest.log" | tail -25
+      echo "pytest exit ${PIPESTATUS[0]}"
+      python3 examples/python/decode_chain.py --db "$DB" 2>&1 | tee "$OUT/python_decode_chain.txt" | tail -30 ;;
     decodebatch)
       for m in ${BATCHES:-1 8}; do
         "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"
