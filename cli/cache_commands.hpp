@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/json_records.hpp"
+#include "tuner/report_json.hpp"
 #include "gemvtune/cache.hpp"
 
 namespace gemvtune::cli {
@@ -35,20 +36,8 @@ inline void warn_skipped(const std::string& path, const std::vector<std::string>
   if (skipped.size() > 10) std::cerr << "  ... and " << skipped.size() - 10 << " more\n";
 }
 
-// One record exactly as `export` writes it; candidates dropped unless asked for.
-inline Json record_json(const TuneRecord& r, bool with_candidates) {
-  CacheDocument doc;
-  doc.tuned.push_back(r);
-  Json j = cache::encode_document(doc)["tuned"][0];
-  if (!with_candidates) j.erase("candidates");
-  return j;
-}
-
-inline Json peak_json(const PeakRecord& p) {
-  CacheDocument doc;
-  doc.peaks.push_back(p);
-  return cache::encode_document(doc)["peaks"][0];
-}
+using report::peak_json;
+using report::record_json;
 
 // "2025-06-01 14:03 UTC"; "unix time N" for a moment without a four-digit year, which
 // strftime would print as nonsense (the cache refuses such rows; this is the last guard).

@@ -7,6 +7,7 @@
 #include <typeinfo>
 
 #include "cache/text.hpp"
+#include "tuner/report_json.hpp"
 #include "cache/validate.hpp"
 #include "gemvtune/error.hpp"
 
@@ -44,36 +45,13 @@ bool parse_or_help(const std::vector<std::string>& args, const po::options_descr
 }
 
 GpuIdentity parse_gpu_key(const std::string& text) {
-  auto bad = [&](const std::string& why) {
-    return UsageError("bad --gpu '" + cache::abbreviated(text) + "': " + why +
-                      " (expected NAME/<SMs>sm/cc<major>.<minor>, e.g. 'NVIDIA H200/132sm/cc9.0')");
-  };
-  const auto cc = text.rfind('/');
-  if (cc == std::string::npos || cc == 0) throw bad("not a GPU key");
-  const auto sm = text.rfind('/', cc - 1);
-  if (sm == std::string::npos || sm == 0) throw bad("not a GPU key");
-  GpuIdentity id;
-  id.name = text.substr(0, sm);
-  const std::string sm_text = text.substr(sm + 1, cc - sm - 1), cc_text = text.substr(cc + 1);
-  int major = 0, minor = 0, sms = 0;
-  char tail = 0;
-  if (std::sscanf(sm_text.c_str(), "%dsm%c", &sms, &tail) != 1 || sm_text != std::to_string(sms) + "sm")
-    throw bad("'" + cache::abbreviated(sm_text) + "' is not <SMs>sm");
-  if (std::sscanf(cc_text.c_str(), "cc%d.%d%c", &major, &minor, &tail) != 2 ||
-      cc_text != "cc" + std::to_string(major) + "." + std::to_string(minor))
-    throw bad("'" + cache::abbreviated(cc_text) + "' is not cc<major>.<minor>");
-  id.sm_count = sms;
-  id.cc_major = major;
-  id.cc_minor = minor;
-  if (id.key() != text) throw bad("not a GPU key");
-  // The same rules as the cache's: an identity it would never hold cannot be asked about.
   try {
-    cache::validate_gpu(id);
+    return report::parse_gpu_key(text);
   } catch (const InvalidArgument& e) {
-    const std::string why = e.what();
-    throw bad(why.substr(why.find(": ") + 2));  // without "invalid cache record: "
+    // The option's name in place of "GPU"; a usage error, exit 2.
+    const std::string why = e.what(), lead = "bad GPU";
+    throw UsageError(why.rfind(lead, 0) == 0 ? "bad --gpu" + why.substr(lead.size()) : "--gpu: " + why);
   }
-  return id;
 }
 
 std::string short_message(const std::string& message) {

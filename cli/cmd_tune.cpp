@@ -15,6 +15,7 @@
 #include "gemvtune/generator.hpp"
 #include "gemvtune/presets.hpp"
 #include "cli/batch_option.hpp"
+#include "tuner/report_json.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
 #include "tuner/progress.hpp"
@@ -100,39 +101,7 @@ std::string outcome_line(const JobOutcome& o) {
   return {};
 }
 
-Json outcome_json(const JobOutcome& o) {
-  static const char* const kStatus[] = {"tuned", "skipped", "failed"};
-  Json j{{"shape", to_string(o.job.shape)},
-         {"n", o.job.shape.n},
-         {"k", o.job.shape.k},
-         {"batch", o.job.batch},
-         {"dtype", std::string(to_string(o.job.dtype))},
-         {"gpu", o.gpu.key()},
-         {"device", o.device},
-         {"status", kStatus[static_cast<int>(o.status)]}};
-  if (o.status == JobStatus::tuned) {
-    const ShapeResult& r = *o.result;
-    j["config"] = r.record.config;
-    j["time_us"] = r.record.time_us;
-    j["gbps"] = r.record.gbps;
-    j["pct_of_ceiling"] = r.record.pct_of_ceiling;
-    j["measured"] = r.measured;
-    j["space"] = r.space_size;
-    j["strategy"] = r.record.strategy;
-    j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
-    j["seconds"] = r.seconds;
-    j["record"] = record_json(r.record, true);
-  } else if (o.status == JobStatus::skipped) {
-    j["config"] = o.existing->config;
-    j["time_us"] = o.existing->time_us;
-    j["gbps"] = o.existing->gbps;
-    j["pct_of_ceiling"] = o.existing->pct_of_ceiling;
-    j["strategy"] = o.existing->strategy;
-  } else {
-    j["error"] = o.error;
-  }
-  return j;
-}
+using report::outcome_json;
 
 void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
   std::set<std::string> gpus;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cache/json_records.hpp"
+#include "tuner/report_json.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/gemvtune.h"
 #include "gemvtune/generator.hpp"
@@ -33,86 +34,6 @@ std::string db_path(const char* given) {
   return given && *given ? std::string(given) : TuningCache::default_path();
 }
 
-// Records as `export` writes them; candidates dropped unless asked for (cli/cache_commands.hpp).
-Json record_json(const TuneRecord& r, bool with_candidates) {
-  CacheDocument doc;
-  doc.tuned.push_back(r);
-  Json j = cache::encode_document(doc)["tuned"][0];
-  if (!with_candidates) j.erase("candidates");
-  return j;
-}
-
-Json peak_json(const PeakRecord& p) {
-  CacheDocument doc;
-  doc.peaks.push_back(p);
-  return cache::encode_document(doc)["peaks"][0];
-}
-
-// "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key()) back into its parts; the name may hold '/'.
-GpuIdentity parse_gpu_key(const std::string& text) {
-  auto bad = [&] {
-    return InvalidArgument("bad GPU '" + text +
-                           "': expected NAME/<SMs>sm/cc<major>.<minor>, e.g. 'NVIDIA H200/132sm/cc9.0'");
-  };
-  const auto cc = text.rfind('/');
-  if (cc == std::string::npos || cc == 0) throw bad();
-  const auto sm = text.rfind('/', cc - 1);
-  if (sm == std::string::npos || sm == 0) throw bad();
-  GpuIdentity id;
-  id.name = text.substr(0, sm);
-  const std::string sm_text = text.substr(sm + 1, cc - sm - 1), cc_text = text.substr(cc + 1);
-  int major = 0, minor = 0, sms = 0;
-  char tail = 0;
-  if (std::sscanf(sm_text.c_str(), "%dsm%c", &sms, &tail) != 1 || sm_text != std::to_string(sms) + "sm") throw bad();
-  if (std::sscanf(cc_text.c_str(), "cc%d.%d%c", &major, &minor, &tail) != 2 ||
-      cc_text != "cc" + std::to_string(major) + "." + std::to_string(minor))
-    throw bad();
-  id.sm_count = sms;
-  id.cc_major = major;
-  id.cc_minor = minor;
-  if (id.key() != text || sms <= 0) throw bad();
-  return id;
-}
-
-Json outcome_json(const JobOutcome& o) {
-  static const char* const kStatus[] = {"tuned", "skipped", "failed"};
-  Json j{{"shape", to_string(o.job.shape)},
-         {"n", o.job.shape.n},
-         {"k", o.job.shape.k},
-         {"batch", o.job.batch},
-         {"dtype", std::string(to_string(o.job.dtype))},
-         {"gpu", o.gpu.key()},
-         {"device", o.device},
-         {"status", kStatus[static_cast<int>(o.status)]}};
-  if (o.status == JobStatus::tuned) {
-    const ShapeResult& r = *o.result;
-    j["config"] = r.record.config;
-    j["time_us"] = r.record.time_us;
-    j["gbps"] = r.record.gbps;
-    j["pct_of_ceiling"] = r.record.pct_of_ceiling;
-    j["measured"] = r.measured;
-    j["space"] = r.space_size;
-    j["strategy"] = r.record.strategy;
-    j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
-    j["seconds"] = r.seconds;
-    j["record"] = record_json(r.record, true);
-  } else if (o.status == JobStatus::skipped) {
-    j["config"] = o.existing->config;
-    j["time_us"] = o.existing->time_us;
-    j["gbps"] = o.existing->gbps;
-    j["pct_of_ceiling"] = o.existing->pct_of_ceiling;
-    j["strategy"] = o.existing->strategy;
-  } else {
-    j["error"] = o.error;
-  }
-  return j;
-}
-
-Json preset_json(const Preset& p) {
-  Json shapes = Json::array();
-  for (const PresetShape& s : p.shapes) shapes.push_back(Json{{"n", s.shape.n}, {"k", s.shape.k}, {"layers", s.layers}});
-  return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
-}
 
 // Runs body (which fills json), guarding the out parameter the same way in every function.
 template <typename F>
@@ -159,9 +80,9 @@ gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
       const TuningCache cache(path, CacheMode::read_only);
       std::set<std::string> seen;
       for (const TuneRecord& r : cache.list()) {
-        tuned.push_back(capi::record_json(r, false));
+        tuned.push_back(report::record_json(r, false));
         if (seen.insert(r.key.gpu.key()).second)
-          if (auto p = cache.peak(r.key.gpu)) ceilings.push_back(capi::peak_json(*p));
+          if (auto p = cache.peak(r.key.gpu)) ceilings.push_back(report::peak_json(*p));
       }
       for (const std::string& problem : cache.problems()) skipped.push_back(problem);
     }
@@ -232,7 +153,7 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
                                char** json_out) {
   return capi::answer("gemvtune_query", json_out, [&] {
     const capi::CheckedProblem p = capi::check_problem(problem, "gemvtune_query");
-    const GpuIdentity gpu = gpu_key && *gpu_key ? capi::parse_gpu_key(gpu_key) : jit::read_gpu_info(device).id;
+    const GpuIdentity gpu = gpu_key && *gpu_key ? report::parse_gpu_key(gpu_key) : jit::read_gpu_info(device).id;
     const std::string path = capi::db_path(db);
     std::optional<TuningCache> cache;  // no cache file yet: the model's default
     if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
@@ -246,7 +167,7 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
                 {"source", std::string(to_string(r.source))},
                 {"source_text", r.source_text},
                 {"db", path},
-                {"record", r.record ? capi::record_json(*r.record, false) : Json(nullptr)}}
+                {"record", r.record ? report::record_json(*r.record, false) : Json(nullptr)}}
         .dump(2);
   });
 }
@@ -265,7 +186,7 @@ gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
                 {"bytes", p.bytes},
                 {"runs", PeakOptions{}.runs},
                 {"previous_gbps", before ? Json(before->gbps) : Json(nullptr)},
-                {"peak", capi::peak_json(p)}}
+                {"peak", report::peak_json(p)}}
         .dump(2);
   });
 }
@@ -273,7 +194,7 @@ gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
 gemvtune_status gemvtune_presets(char** json_out) {
   return capi::answer("gemvtune_presets", json_out, [] {
     Json out = Json::array();
-    for (const Preset& p : presets()) out.push_back(capi::preset_json(p));
+    for (const Preset& p : presets()) out.push_back(report::preset_json(p));
     return out.dump(2);
   });
 }
@@ -281,7 +202,7 @@ gemvtune_status gemvtune_presets(char** json_out) {
 gemvtune_status gemvtune_find_preset(const char* name, char** json_out) {
   return capi::answer("gemvtune_find_preset", json_out, [&] {
     if (!name) throw InvalidArgument("gemvtune_find_preset: name is NULL");
-    return capi::preset_json(find_preset(name)).dump(2);
+    return report::preset_json(find_preset(name)).dump(2);
   });
 }
 
@@ -365,7 +286,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
                 {"best_us", p.best_us}});
     };
     callbacks.on_outcome = [&](const JobOutcome& o) {
-      Json event = capi::outcome_json(o);
+      Json event = report::outcome_json(o);
       event.erase("record");  // the full record comes with the result
       Json tagged{{"event", "outcome"}};
       for (auto& item : event.items()) tagged[item.key()] = item.value();
@@ -378,7 +299,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     Json shapes = Json::array();
     for (const auto& o : outcomes) {
       ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
-      shapes.push_back(capi::outcome_json(o));
+      shapes.push_back(report::outcome_json(o));
     }
     return Json{{"db", path},
                 {"strategy", std::string(to_string(tune_options.strategy))},

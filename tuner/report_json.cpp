@@ -1,0 +1,100 @@
+// The JSON forms shared by the CLI and the C API (see report_json.hpp).
+#include "tuner/report_json.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "cache/text.hpp"
+#include "cache/validate.hpp"
+#include "gemvtune/error.hpp"
+
+namespace gemvtune::report {
+
+Json record_json(const TuneRecord& r, bool with_candidates) {
+  CacheDocument doc;
+  doc.tuned.push_back(r);
+  Json j = cache::encode_document(doc)["tuned"][0];
+  if (!with_candidates) j.erase("candidates");
+  return j;
+}
+
+Json peak_json(const PeakRecord& p) {
+  CacheDocument doc;
+  doc.peaks.push_back(p);
+  return cache::encode_document(doc)["peaks"][0];
+}
+
+Json outcome_json(const JobOutcome& o) {
+  static const char* const kStatus[] = {"tuned", "skipped", "failed"};
+  Json j{{"shape", to_string(o.job.shape)},
+         {"n", o.job.shape.n},
+         {"k", o.job.shape.k},
+         {"batch", o.job.batch},
+         {"dtype", std::string(to_string(o.job.dtype))},
+         {"gpu", o.gpu.key()},
+         {"device", o.device},
+         {"status", kStatus[static_cast<int>(o.status)]}};
+  if (o.status == JobStatus::tuned) {
+    const ShapeResult& r = *o.result;
+    j["config"] = r.record.config;
+    j["time_us"] = r.record.time_us;
+    j["gbps"] = r.record.gbps;
+    j["pct_of_ceiling"] = r.record.pct_of_ceiling;
+    j["measured"] = r.measured;
+    j["space"] = r.space_size;
+    j["strategy"] = r.record.strategy;
+    j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
+    j["seconds"] = r.seconds;
+    j["record"] = record_json(r.record, true);
+  } else if (o.status == JobStatus::skipped) {
+    j["config"] = o.existing->config;
+    j["time_us"] = o.existing->time_us;
+    j["gbps"] = o.existing->gbps;
+    j["pct_of_ceiling"] = o.existing->pct_of_ceiling;
+    j["strategy"] = o.existing->strategy;
+  } else {
+    j["error"] = o.error;
+  }
+  return j;
+}
+
+Json preset_json(const Preset& p) {
+  Json shapes = Json::array();
+  for (const PresetShape& s : p.shapes) shapes.push_back(Json{{"n", s.shape.n}, {"k", s.shape.k}, {"layers", s.layers}});
+  return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
+}
+
+GpuIdentity parse_gpu_key(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("bad GPU '" + cache::abbreviated(text) + "': " + why +
+                      " (expected NAME/<SMs>sm/cc<major>.<minor>, e.g. 'NVIDIA H200/132sm/cc9.0')");
+  };
+  const auto cc = text.rfind('/');
+  if (cc == std::string::npos || cc == 0) throw bad("not a GPU key");
+  const auto sm = text.rfind('/', cc - 1);
+  if (sm == std::string::npos || sm == 0) throw bad("not a GPU key");
+  GpuIdentity id;
+  id.name = text.substr(0, sm);
+  const std::string sm_text = text.substr(sm + 1, cc - sm - 1), cc_text = text.substr(cc + 1);
+  int major = 0, minor = 0, sms = 0;
+  char tail = 0;
+  if (std::sscanf(sm_text.c_str(), "%dsm%c", &sms, &tail) != 1 || sm_text != std::to_string(sms) + "sm")
+    throw bad("'" + cache::abbreviated(sm_text) + "' is not <SMs>sm");
+  if (std::sscanf(cc_text.c_str(), "cc%d.%d%c", &major, &minor, &tail) != 2 ||
+      cc_text != "cc" + std::to_string(major) + "." + std::to_string(minor))
+    throw bad("'" + cache::abbreviated(cc_text) + "' is not cc<major>.<minor>");
+  id.sm_count = sms;
+  id.cc_major = major;
+  id.cc_minor = minor;
+  if (id.key() != text) throw bad("not a GPU key");
+  // The same rules as the cache's: an identity it would never hold cannot be asked about.
+  try {
+    cache::validate_gpu(id);
+  } catch (const InvalidArgument& e) {
+    const std::string why = e.what();
+    throw bad(why.substr(why.find(": ") + 2));  // without "invalid cache record: "
+  }
+  return id;
+}
+
+}  // namespace gemvtune::report

@@ -1,0 +1,25 @@
+// The JSON forms of what the CLI's --json and the C API's cache commands answer with: one
+// definition each, so `gemvtune tune --json` and gemvtune_tune() (and Python) print the same.
+#pragma once
+#include <string>
+
+#include "cache/json_records.hpp"
+#include "gemvtune/presets.hpp"
+#include "gemvtune/tuner.hpp"
+
+namespace gemvtune::report {
+
+using Json = cache::Json;
+
+// One record exactly as `export` writes it; candidates dropped unless asked for.
+Json record_json(const TuneRecord& r, bool with_candidates);
+Json peak_json(const PeakRecord& p);
+// One job of a tune run: tuned (with its record), skipped (what the cache holds) or failed.
+Json outcome_json(const JobOutcome& o);
+Json preset_json(const Preset& p);
+
+// "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key()) back into its parts (the name may hold '/'),
+// held to the cache's rules for a GPU identity. Throws InvalidArgument saying what is wrong.
+GpuIdentity parse_gpu_key(const std::string& text);
+
+}  // namespace gemvtune::report
