@@ -7,22 +7,75 @@
 // GB/s of weights and percent of the read ceiling.
 // Usage: decode_chain [--db PATH] [--batch M] [--layers 32] [--replays 7]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU (the test that runs it then skips).
+// Built against gemvtune's public headers only, with cuBLAS linked directly (CUDA::cublas) and
+// the CUDA driver API through example_cuda.hpp.
+#include <cublas_v2.h>
+#include <cuda.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/cublas_gemv.hpp"
+#include "example_cuda.hpp"
 #include "gemvtune/cache.hpp"
+#include "gemvtune/config.hpp"
 #include "gemvtune/runtime.hpp"
-#include "jit/cuda_handles.hpp"
-#include "tuner/host_data.hpp"
 
 using namespace gemvtune;
+using example::CapturedGraph;
+using example::DeviceBuffer;
+using example::Event;
+using example::Stream;
 
 namespace {
+void cublas_check(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + " failed with cuBLAS status " + std::to_string(s));
+}
+
+// cuBLAS on the current context, with its own workspace (so graph capture needs no allocation).
+class Cublas {
+ public:
+  Cublas() {
+    cublas_check(cublasCreate(&handle_), "cublasCreate");
+    try {
+      cublas_check(cublasSetWorkspace(handle_, reinterpret_cast<void*>(workspace_.get()), workspace_.bytes()),
+                   "cublasSetWorkspace");
+    } catch (...) {
+      cublasDestroy(handle_);
+      throw;
+    }
+  }
+  ~Cublas() { cublasDestroy(handle_); }
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+
+  // Y = X W^T in bf16 with fp32 compute: W row-major N x K (row stride K) is, to column-major
+  // cuBLAS, K x N with leading dimension K; X (m rows, stride ldx) is K x m with leading
+  // dimension ldx and Y (m rows of N) is N x m: Y^T = W X^T, one GEMM with n = m.
+  void gemv(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, const Shape& s, int m, std::int64_t ldx, CUstream stream) {
+    const float alpha = 1.f, beta = 0.f;
+    cublas_check(cublasSetStream(handle_, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
+    cublas_check(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), m, static_cast<int>(s.k),
+                              &alpha, reinterpret_cast<const void*>(w), CUDA_R_16BF, static_cast<int>(s.k),
+                              reinterpret_cast<const void*>(x), CUDA_R_16BF, static_cast<int>(ldx), &beta,
+                              reinterpret_cast<void*>(y), CUDA_R_16BF, static_cast<int>(s.n), CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  }
+
+ private:
+  DeviceBuffer workspace_{32u << 20};
+  cublasHandle_t handle_ = nullptr;
+};
+
 struct Step {
   Shape shape;
   int weight;        // index into the weight buffers
@@ -47,7 +100,7 @@ int main(int argc, char** argv) try {
   }
   check_batch(batch);
   std::string why;
-  if (!jit::driver_available(&why)) {
+  if (!example::driver_available(&why)) {
     std::printf("decode_chain: skipped, no GPU: %s\n", why.c_str());
     return 77;  // ctest: skipped
   }
@@ -57,49 +110,48 @@ int main(int argc, char** argv) try {
   RuntimeOptions without_pdl = with_pdl;
   without_pdl.allow_pdl = false;
   Runtime rt(with_pdl), rt_plain(without_pdl);
-  jit::Context ctx(0);
+  // Our own hold on the primary context the runtimes use, made current for our buffers,
+  // stream and graphs (docs/runtime.md, "The primary context").
+  example::PrimaryContext ctx(with_pdl.device);
   const DType t = DType::bf16;
 
   // One layer's weights are drawn on the host and copied into every layer's own buffers, so
   // the 15 GB are distinct memory (nothing is served from L2) without drawing 15 GB.
   const Shape layer_shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
   const Shape lm_head{128256, 4096};
-  std::vector<jit::DeviceBuffer> weights;
+  std::vector<DeviceBuffer> weights;
   std::vector<Shape> weight_shapes;
   double total_bytes = 0;
-  auto add_weight = [&](const Shape& s, const GemvInputs& in) {
-    weights.emplace_back(in.w.bytes.size());
-    weights.back().upload(in.w.bytes.data(), in.w.bytes.size());
+  auto add_weight = [&](const Shape& s, const std::vector<std::uint16_t>& w) {
+    const std::size_t bytes = w.size() * sizeof w[0];
+    weights.emplace_back(bytes);
+    weights.back().upload(w.data(), bytes);
     weight_shapes.push_back(s);
-    total_bytes += static_cast<double>(in.w.bytes.size());
+    total_bytes += static_cast<double>(bytes);
   };
-  std::vector<GemvInputs> first_layer;
-  for (int i = 0; i < 4; ++i)
-    first_layer.push_back(random_inputs(t, layer_shapes[i], layer_shapes[i].k, 11 + i, i == 0 ? batch : 1));
   // Scale so activations keep their size through 129 products: weights ~ U(-1,1) * sqrt(3/K).
-  for (auto& in : first_layer)
-    for (std::size_t j = 0; j < in.w.size(); ++j) in.w.set(j, in.w.get(j) * std::sqrt(3.0 / in.shape.k));
+  std::vector<std::vector<std::uint16_t>> first_layer;
+  for (int i = 0; i < 4; ++i)
+    first_layer.push_back(example::random_weights(layer_shapes[i].n, layer_shapes[i].k, 11 + i,
+                                                  std::sqrt(3.0 / layer_shapes[i].k)));
+  const std::vector<std::uint16_t> x0_host = example::random_activations(batch, layer_shapes[0].k, 11);
   for (int l = 0; l < layers; ++l)
     for (int i = 0; i < 4; ++i) {
       if (l == 0) add_weight(layer_shapes[i], first_layer[i]);
       else {
         weights.emplace_back(weights[i].bytes());
-        GEMVTUNE_CU(cuMemcpyDtoD, weights.back().get(), weights[i].get(), weights[i].bytes());
+        EXAMPLE_CU(cuMemcpyDtoD, weights.back().get(), weights[i].get(), weights[i].bytes());
         weight_shapes.push_back(layer_shapes[i]);
         total_bytes += static_cast<double>(weights[i].bytes());
       }
     }
-  {
-    GemvInputs head = random_inputs(t, lm_head, lm_head.k, 99);
-    for (std::size_t j = 0; j < head.w.size(); ++j) head.w.set(j, head.w.get(j) * std::sqrt(3.0 / lm_head.k));
-    add_weight(lm_head, head);
-  }
+  add_weight(lm_head, example::random_weights(lm_head.n, lm_head.k, 99, std::sqrt(3.0 / lm_head.k)));
   // Activations: x0, then one output buffer per step kind (each next step reads the first K
   // elements of the previous output).
   const std::size_t m = static_cast<std::size_t>(batch);
-  jit::DeviceBuffer x0(m * 4096 * 2), y_qkv(m * 6144 * 2), y_o(m * 4096 * 2), y_gu(m * 28672 * 2),
+  DeviceBuffer x0(m * 4096 * 2), y_qkv(m * 6144 * 2), y_o(m * 4096 * 2), y_gu(m * 28672 * 2),
       y_down(m * 4096 * 2), y_head(m * 128256 * 2);
-  x0.upload(first_layer[0].x.bytes.data(), first_layer[0].x.bytes.size());
+  x0.upload(x0_host.data(), x0_host.size() * sizeof x0_host[0]);
   const CUdeviceptr outs[] = {y_qkv.get(), y_o.get(), y_gu.get(), y_down.get()};
   std::vector<Step> steps;
   CUdeviceptr x = x0.get();
@@ -112,8 +164,8 @@ int main(int argc, char** argv) try {
     }
   steps.push_back({lm_head, static_cast<int>(weights.size()) - 1, x, y_head.get(), ldx});
 
-  jit::Stream stream;
-  bench::CublasGemv cublas;
+  Stream stream;
+  Cublas cublas;
   const char* names[] = {"gemvtune, PDL", "gemvtune, no PDL", "cuBLAS"};
   std::vector<double> ms(3);
   std::vector<std::vector<unsigned char>> results(3, std::vector<unsigned char>(m * 128256 * 2));
@@ -122,7 +174,7 @@ int main(int argc, char** argv) try {
     std::vector<std::shared_ptr<const Plan>> plans;
     for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t, batch) : nullptr);
     ctx.make_current();
-    jit::CapturedGraph::begin_capture(stream.get());
+    CapturedGraph::begin_capture(stream.get());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& s = steps[i];
       if (variant < 2) {
@@ -133,14 +185,14 @@ int main(int argc, char** argv) try {
         op.ldx = s.ldx;
         plans[i]->launch(op, stream.get());
       } else {
-        cublas.launch(t, {weights[s.weight].get(), s.x, s.y, s.shape, s.shape.k, batch, s.ldx, s.shape.n}, stream.get());
+        cublas.gemv(weights[s.weight].get(), s.x, s.y, s.shape, batch, s.ldx, stream.get());
       }
     }
-    jit::CapturedGraph graph = jit::CapturedGraph::end_capture(stream.get());
+    CapturedGraph graph = CapturedGraph::end_capture(stream.get());
     graph.replay(stream.get());
     stream.synchronize();
     y_head.download(results[variant].data(), results[variant].size());
-    jit::Event start, stop;
+    Event start, stop;
     std::vector<double> runs;
     for (int i = 0; i < replays; ++i) {
       start.record(stream.get());
@@ -152,16 +204,18 @@ int main(int argc, char** argv) try {
   }
   // The chain's logits through gemvtune must match cuBLAS's (both accumulate in fp32 and round
   // each output to bf16; 129 roundings in sequence leave a few percent of difference).
-  HostArray ours(t, m * 128256), theirs(t, m * 128256);
-  ours.bytes = results[0];
-  theirs.bytes = results[2];
+  auto logit = [&](int variant, std::size_t i) {
+    std::uint16_t b;
+    std::memcpy(&b, results[variant].data() + 2 * i, 2);
+    return static_cast<double>(example::bf16_to_float(b));
+  };
   std::vector<double> ref(m * 128256);
-  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = theirs.get(i);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = logit(2, i);
   double err = 0, norm = 0;
   bool finite = true;
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double d = ours.get(i) - ref[i];
-    finite = finite && std::isfinite(ours.get(i)) && std::isfinite(ref[i]);
+    const double ours = logit(0, i), d = ours - ref[i];
+    finite = finite && std::isfinite(ours) && std::isfinite(ref[i]);
     err += d * d;
     norm += ref[i] * ref[i];
   }

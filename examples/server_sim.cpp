@@ -7,29 +7,88 @@
 // with a warm one; --no-store disables the store).
 // Usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b] [--no-store 1]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU; 1 on any wrong result or error.
+// Built against gemvtune's public headers only, with the CUDA driver API through example_cuda.hpp.
+#include <cuda.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "example_cuda.hpp"
 #include "gemvtune/presets.hpp"
 #include "gemvtune/runtime.hpp"
-#include "jit/cuda_handles.hpp"
-#include "tuner/host_data.hpp"
 
 using namespace gemvtune;
+using example::DeviceBuffer;
+using example::Stream;
 
 namespace {
 struct ShapeData {
   Shape shape;
-  jit::DeviceBuffer w, x;
+  DeviceBuffer w, x;
   std::vector<double> reference;
 };
+
+// y = W x in float64 from the bf16 inputs (W row-major N x K).
+std::vector<double> reference_gemv(const std::vector<std::uint16_t>& w, const std::vector<std::uint16_t>& x,
+                                   const Shape& s) {
+  std::vector<double> xd(static_cast<std::size_t>(s.k)), y(static_cast<std::size_t>(s.n));
+  for (std::int64_t c = 0; c < s.k; ++c) xd[c] = example::bf16_to_float(x[c]);
+  example::parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      double acc = 0;
+      for (std::int64_t c = 0; c < s.k; ++c) acc += example::bf16_to_float(w[r * s.k + c]) * xd[c];
+      y[r] = acc;
+    }
+  });
+  return y;
+}
+
+// A kernel's bf16 y against the reference: per element |y - ref| within 2^-7 |ref| (one bf16
+// ulp) + 1e-4 rms(ref) (fp32 accumulation order); NaN never passes (y is poisoned with NaN
+// first, so an unwritten element fails).
+struct Comparison {
+  bool ok = false;
+  double max_abs_error = 0, rel_l2_error = 0;
+  std::int64_t first_bad = -1;
+  std::string describe() const {
+    std::string s = ok ? "ok" : "WRONG";
+    s += ": relative L2 error " + std::to_string(rel_l2_error) + ", max abs error " + std::to_string(max_abs_error);
+    if (first_bad >= 0) s += ", first bad element " + std::to_string(first_bad);
+    return s;
+  }
+};
+
+Comparison compare_output(const std::vector<std::uint16_t>& y, const std::vector<double>& ref) {
+  Comparison c;
+  double ref_sq = 0, err_sq = 0;
+  for (double v : ref) ref_sq += v * v;
+  const double rms = ref.empty() ? 0 : std::sqrt(ref_sq / ref.size());
+  const double tol_rel = std::ldexp(1.0, -7), tol_abs = 1e-4 * rms + 1e-30;
+  c.ok = y.size() == ref.size();
+  for (std::size_t i = 0; i < ref.size() && i < y.size(); ++i) {
+    const double v = example::bf16_to_float(y[i]), err = std::fabs(v - ref[i]);
+    const bool good = !std::isnan(v) && err <= tol_rel * std::fabs(ref[i]) + tol_abs;
+    if (!good && c.first_bad < 0) c.first_bad = static_cast<std::int64_t>(i);
+    c.ok = c.ok && good;
+    if (std::isnan(v)) err_sq = std::numeric_limits<double>::infinity();
+    else err_sq += err * err;
+    c.max_abs_error = std::isnan(v) ? std::numeric_limits<double>::infinity() : std::max(c.max_abs_error, err);
+  }
+  c.rel_l2_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : std::sqrt(err_sq);
+  return c;
+}
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -45,7 +104,7 @@ int main(int argc, char** argv) try {
     else if (!std::strcmp(argv[i], "--no-store")) no_store = std::atoi(argv[i + 1]) != 0;
   }
   std::string why;
-  if (!jit::driver_available(&why)) {
+  if (!example::driver_available(&why)) {
     std::printf("server_sim: skipped, no GPU: %s\n", why.c_str());
     return 77;  // ctest: skipped
   }
@@ -53,27 +112,31 @@ int main(int argc, char** argv) try {
   options.cache_path = db;
   options.allow_split_k = false;  // plans are shared by all streams at once
   if (no_store) options.kernel_store_dir = "";
-  jit::Context ctx(0);
+  // Our own hold on the primary context the runtime uses, made current for our buffers and
+  // streams (docs/runtime.md, "The primary context"); each worker thread makes it current too.
+  example::PrimaryContext ctx(options.device);
   const auto created = std::chrono::steady_clock::now();
   Runtime rt(options);
   const double create_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created).count();
   const DType t = DType::bf16;
   std::vector<ShapeData> shapes;
   for (const auto& p : find_preset(preset).shapes) {
-    GemvInputs in = random_inputs(t, p.shape, p.shape.k, 7 + shapes.size());
-    ShapeData d{p.shape, jit::DeviceBuffer(in.w.bytes.size()), jit::DeviceBuffer(in.x.bytes.size()), reference_gemv(in)};
-    d.w.upload(in.w.bytes.data(), in.w.bytes.size());
-    d.x.upload(in.x.bytes.data(), in.x.bytes.size());
+    const std::uint64_t seed = 7 + shapes.size();
+    const std::vector<std::uint16_t> w = example::random_weights(p.shape.n, p.shape.k, seed),
+                                     x = example::random_activations(1, p.shape.k, seed);
+    ShapeData d{p.shape, DeviceBuffer(w.size() * 2), DeviceBuffer(x.size() * 2), reference_gemv(w, x, p.shape)};
+    d.w.upload(w.data(), w.size() * 2);
+    d.x.upload(x.data(), x.size() * 2);
     shapes.push_back(std::move(d));
   }
 
   // Start-up: what a restarted server pays before its first answer for each shape.
   {
-    jit::Stream stream;
+    Stream stream;
     std::string per_shape;
     double total_ms = 0;
     for (const ShapeData& s : shapes) {
-      jit::DeviceBuffer y(s.shape.n * dtype_size(t));
+      DeviceBuffer y(s.shape.n * dtype_size(t));
       const auto t0 = std::chrono::steady_clock::now();
       rt.plan(s.shape, t)->launch(s.w.get(), s.x.get(), y.get(), stream.get());
       stream.synchronize();
@@ -97,18 +160,18 @@ int main(int argc, char** argv) try {
   auto worker = [&](int id) {
     try {
       ctx.make_current();
-      jit::Stream stream;
+      Stream stream;
       std::mt19937 rng(id);
-      std::vector<jit::DeviceBuffer> ys;
+      std::vector<DeviceBuffer> ys;
       for (const auto& s : shapes) ys.emplace_back(s.shape.n * dtype_size(t));
       while (std::chrono::steady_clock::now() < deadline) {
         const std::size_t i = rng() % shapes.size();
         const ShapeData& s = shapes[i];
         auto plan = rt.plan(s.shape, t);
-        GEMVTUNE_CU(cuMemsetD8Async, ys[i].get(), 0xff, ys[i].bytes(), stream.get());
+        EXAMPLE_CU(cuMemsetD8Async, ys[i].get(), 0xff, ys[i].bytes(), stream.get());
         plan->launch(s.w.get(), s.x.get(), ys[i].get(), stream.get());
-        HostArray y(t, s.shape.n);
-        GEMVTUNE_CU(cuMemcpyDtoHAsync, y.bytes.data(), ys[i].get(), y.bytes.size(), stream.get());
+        std::vector<std::uint16_t> y(static_cast<std::size_t>(s.shape.n));
+        EXAMPLE_CU(cuMemcpyDtoHAsync, y.data(), ys[i].get(), y.size() * 2, stream.get());
         stream.synchronize();
         const Comparison cmp = compare_output(y, s.reference);
         ++requests;
