@@ -18,7 +18,7 @@
 #include "tuner/report_json.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
-#include "tuner/progress.hpp"
+#include "cli/progress.hpp"
 
 namespace gemvtune::cli {
 

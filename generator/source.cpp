@@ -29,15 +29,16 @@ std::string_view get(std::string_view name) {
 }  // namespace templates
 
 std::string kernel_name(const KernelConfig& c, DType t) {
-  std::string name = std::string(c.family == Family::tensor_core ? "gemv_tc_" : "gemv_") +
-                     std::string(to_string(t)) + "_t" + std::to_string(c.threads) +
-                     "_r" + std::to_string(c.rows_per_warp) + "_kw" + std::to_string(c.k_warps) +
-                     "_v" + std::to_string(c.vec_bytes) + "_u" + std::to_string(c.unroll) +
-                     (c.hint == LoadHint::streaming ? "_cs" : "_nc");
-  if (c.pdl) name += "_pdl";
-  if (c.prefetch_l2) name += "_pf";
-  if (c.m_tile != 1) name += "_m" + std::to_string(c.m_tile);
-  return name;
+  // The config's own text form (one spelling of the fields, generator/config.cpp) without the
+  // split-K field, which is a launch parameter, and with the family in front of the dtype.
+  KernelConfig code = c;
+  code.split_k = 1;
+  std::string text = to_string(code);
+  const std::string tc = "tc_";
+  const bool tensor_cores = text.compare(0, tc.size(), tc) == 0;
+  if (tensor_cores) text.erase(0, tc.size());
+  text.erase(text.find("_sk1_"), 4);  // "..._u2_sk1_cs" -> "..._u2_cs"
+  return (tensor_cores ? "gemv_tc_" : "gemv_") + std::string(to_string(t)) + "_" + text;
 }
 
 std::string generate_source(const KernelConfig& c, DType t) {

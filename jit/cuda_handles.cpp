@@ -57,6 +57,22 @@ Context::~Context() {
 
 void Context::make_current() const { GEMVTUNE_CU(cuCtxSetCurrent, ctx_); }
 
+void Context::make_current_if_none() const {
+  CUcontext current = nullptr;
+  GEMVTUNE_CU(cuCtxGetCurrent, &current);
+  if (!current) make_current();
+}
+
+bool Context::make_current_if_none_noexcept() const noexcept {
+  try {
+    CUcontext current = nullptr;
+    if (driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS) return false;
+    return current != nullptr || driver().cuCtxSetCurrent(ctx_) == CUDA_SUCCESS;
+  } catch (...) {
+    return false;
+  }
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   GEMVTUNE_CU(cuMemAlloc, &ptr_, bytes);

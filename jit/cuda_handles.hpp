@@ -27,6 +27,11 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   void make_current() const;
+  // Makes this context current only when the calling thread has none, so a caller's own
+  // context choice is never changed behind its back. Throws CudaError.
+  void make_current_if_none() const;
+  // The same for destructors: never throws, reports whether a context is current afterwards.
+  bool make_current_if_none_noexcept() const noexcept;
   CUdevice device() const { return device_; }
   int ordinal() const { return ordinal_; }
   const GpuInfo& info() const { return info_; }

@@ -60,11 +60,11 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
 namespace {
 // Mirror of GemvSegments in templates/gemv.cu, passed by value as the first kernel parameter.
 struct KernelSegments {
-  CUdeviceptr w[kMaxSegments];
-  CUdeviceptr y[kMaxSegments];
-  long long ld[kMaxSegments];
-  long long ldy[kMaxSegments];
-  int row_begin[kMaxSegments];
+  CUdeviceptr w[kMaxFusedSegments];
+  CUdeviceptr y[kMaxFusedSegments];
+  long long ld[kMaxFusedSegments];
+  long long ldy[kMaxFusedSegments];
+  int row_begin[kMaxFusedSegments];
   int count;
 };
 static_assert(sizeof(KernelSegments) == 152, "must match GemvSegments in templates/prelude.cu");
@@ -72,7 +72,7 @@ static_assert(sizeof(KernelSegments) == 152, "must match GemvSegments in templat
 
 Shape FusedOperands::stacked_shape() const {
   Shape s{0, k};
-  for (int i = 0; i < count && i < kMaxSegments; ++i) s.n += segments[i].rows;
+  for (int i = 0; i < count && i < kMaxFusedSegments; ++i) s.n += segments[i].rows;
   return s;
 }
 
@@ -88,8 +88,8 @@ FusedOperands FusedOperands::single(const GemvOperands& op) {
 }
 
 void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op) {
-  if (op.count < 1 || op.count > kMaxSegments)
-    throw InvalidArgument("a fused launch takes 1 to " + std::to_string(kMaxSegments) + " segments, not " +
+  if (op.count < 1 || op.count > kMaxFusedSegments)
+    throw InvalidArgument("a fused launch takes 1 to " + std::to_string(kMaxFusedSegments) + " segments, not " +
                           std::to_string(op.count));
   for (int i = 0; i < op.count; ++i) {
     const GemvSegment& g = op.segments[i];
@@ -117,7 +117,7 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     throw InvalidArgument("split-K workspace not reserved for " + to_string(c) + " on " + to_string(stacked));
   KernelSegments seg{};
   long long begin = 0;
-  for (int i = 0; i < kMaxSegments; ++i) {
+  for (int i = 0; i < kMaxFusedSegments; ++i) {
     const GemvSegment& g = op.segments[i < op.count ? i : op.count - 1];
     seg.w[i] = g.w;
     seg.y[i] = g.y;

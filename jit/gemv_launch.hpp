@@ -22,10 +22,9 @@ struct GemvOperands {
   std::int64_t ldy = 0;  // row stride of Y in elements, >= N (0 means N)
 };
 
-// Fused projections: up to kMaxSegments GEMVs that share x, each with its own weights (rows x K,
+// Fused projections: up to kMaxFusedSegments (shape.hpp) GEMVs that share x, each with its own weights (rows x K,
 // row stride ld) and output, computed by one launch over their stacked rows (Q, K and V;
 // gate and up). A plain GEMV is one segment.
-inline constexpr int kMaxSegments = 4;  // GEMV_MAX_SEGMENTS in templates/gemv.cu
 struct GemvSegment {
   CUdeviceptr w = 0, y = 0;
   std::int64_t rows = 0;
@@ -33,7 +32,7 @@ struct GemvSegment {
   std::int64_t ldy = 0;  // row stride of this segment's Y in elements, >= rows (0 means rows)
 };
 struct FusedOperands {
-  std::array<GemvSegment, kMaxSegments> segments{};
+  std::array<GemvSegment, kMaxFusedSegments> segments{};
   int count = 0;
   CUdeviceptr x = 0;
   std::int64_t k = 0;
@@ -81,7 +80,7 @@ unsigned row_blocks(const KernelConfig& c, const Shape& s);
 // naming the problem; nothing is launched then.
 void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
 
-// check_operands for every segment of a fused launch, and 1 <= count <= kMaxSegments.
+// check_operands for every segment of a fused launch, and 1 <= count <= kMaxFusedSegments.
 void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op);
 
 // One launch computing every segment's y = W x (see FusedOperands), after

@@ -28,7 +28,7 @@ KernelCache& KernelCache::instance() {
 }
 
 std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DType t,
-                                                       const std::string& arch) {
+                                                       const std::string& arch, bool* compiled_here) {
   const std::string name = kernel_name(c, t);
   const std::string key = name + "@" + arch;
   auto state = impl();
@@ -46,6 +46,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DT
       compile_here = true;
     }
   }
+  if (compiled_here) *compiled_here = compile_here;
   if (compile_here) {  // outside the lock: other kernels compile in parallel
     ++state->compiles;
     try {

@@ -16,7 +16,10 @@ class KernelCache {
 
   // The compiled kernel for config (split_k ignored: it is a launch parameter) and dtype.
   // Throws CompileError (again, for every caller) when compiling fails.
-  std::shared_ptr<const CompiledKernel> get(const KernelConfig& c, DType t, const std::string& arch);
+  // compiled_here (optional) is set to whether this call ran NVRTC, or found the kernel
+  // compiled (or being compiled) by an earlier call in this process.
+  std::shared_ptr<const CompiledKernel> get(const KernelConfig& c, DType t, const std::string& arch,
+                                            bool* compiled_here = nullptr);
 
   std::size_t compiles() const;  // NVRTC compiles run so far, successful or not
 

@@ -12,13 +12,8 @@ Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Plan::~Plan() {
   // Module unload and cuMemFree need a current context; a thread that never used CUDA has none.
-  try {
-    CUcontext current = nullptr;
-    if (jit::driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr)
-      impl_->context->make_current();
-  } catch (...) {
-    // Destructors never throw; the members release what they can.
-  }
+  // Destructors never throw; the members release what they can.
+  impl_->context->make_current_if_none_noexcept();
 }
 
 const KernelConfig& Plan::config() const { return impl_->config; }
@@ -42,13 +37,6 @@ const jit::LoadedGemv* prepared_kernel(const Plan::Impl& p, int width) {
   return nullptr;
 }
 
-// Launching needs a current context; only set ours when the thread has none, so a caller's
-// own context choice is never changed behind its back.
-void ensure_current_context(const Plan::Impl& p) {
-  CUcontext current = nullptr;
-  GEMVTUNE_CU(cuCtxGetCurrent, &current);
-  if (!current) p.context->make_current();
-}
 }  // namespace
 
 void Plan::launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream, std::int64_t ld) const {
@@ -89,7 +77,7 @@ void Plan::launch(const Operands& args, CUstream stream) const {
                           "-byte loads, and no kernel of that width was prepared");
   KernelConfig c = kernel->config();
   c.split_k = p.config.split_k;
-  ensure_current_context(p);
+  p.context->make_current_if_none();  // launching needs a current context
   jit::launch_gemv(*kernel, c, op, p.workspace, stream);
 }
 
@@ -120,7 +108,7 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   if (!kernel) throw InvalidArgument("no prepared kernel of " + std::to_string(width) + "-byte loads");
   KernelConfig c = kernel->config();
   c.split_k = p.config.split_k;
-  ensure_current_context(p);
+  p.context->make_current_if_none();  // launching needs a current context
   jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first
 }
 

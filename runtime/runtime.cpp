@@ -54,7 +54,7 @@ struct Runtime::Impl {
   std::shared_mutex plans_mutex;
   std::unordered_map<PlanKey, PlanFuture, PlanKeyHash> plans;
 
-  std::atomic<std::size_t> plans_created{0}, from_store{0}, from_nvrtc{0}, write_failures{0};
+  std::atomic<std::size_t> plans_created{0}, from_store{0}, from_nvrtc{0}, from_process{0}, write_failures{0};
 
   std::shared_ptr<const jit::LoadedGemv> load_kernel(const KernelConfig& c, DType t);
   std::shared_ptr<const Plan> create_plan(const Shape& s, DType t, int batch);
@@ -76,13 +76,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
 Runtime::~Runtime() {
   // Unloading the runtime's modules needs a current context; the destroying thread may have
   // none. Plans still held elsewhere keep their own modules and the context alive.
-  try {
-    CUcontext current = nullptr;
-    if (jit::driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr)
-      impl_->context->make_current();
-  } catch (...) {
-    // Destructors never throw.
-  }
+  impl_->context->make_current_if_none_noexcept();
 }
 
 const GpuInfo& Runtime::gpu() const { return impl_->context->info(); }
@@ -95,6 +89,7 @@ RuntimeStats Runtime::stats() const {
   s.plans_created = impl_->plans_created.load();
   s.kernels_from_store = impl_->from_store.load();
   s.kernels_from_nvrtc = impl_->from_nvrtc.load();
+  s.kernels_from_process = impl_->from_process.load();
   s.store_writes_failed = impl_->write_failures.load();
   std::lock_guard<std::mutex> lock(impl_->store_mutex);
   s.store_files_rejected = impl_->store ? impl_->store->files_rejected() : 0;
@@ -128,8 +123,9 @@ std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelCo
     }
   }
   // Outside the lock: other plans' kernels compile in parallel; KernelCache joins duplicates.
-  auto compiled = jit::KernelCache::instance().get(c, t, arch);
-  ++from_nvrtc;
+  bool compiled_here = false;
+  auto compiled = jit::KernelCache::instance().get(c, t, arch, &compiled_here);
+  ++(compiled_here ? from_nvrtc : from_process);
   std::lock_guard<std::mutex> lock(store_mutex);
   if (auto it = loaded.find(name); it != loaded.end()) return it->second;
   if (store && !store->save(name, arch, compiled->cubin)) ++write_failures;

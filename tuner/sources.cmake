@@ -12,7 +12,5 @@ target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/tuner/tuner.cpp
   ${CMAKE_SOURCE_DIR}/tuner/tune_devices.cpp
   ${CMAKE_SOURCE_DIR}/tuner/peak.cpp
-  ${CMAKE_SOURCE_DIR}/tuner/resolve.cpp
   ${CMAKE_SOURCE_DIR}/tuner/presets.cpp
-  ${CMAKE_SOURCE_DIR}/tuner/progress.cpp
   ${CMAKE_SOURCE_DIR}/tuner/report_json.cpp)

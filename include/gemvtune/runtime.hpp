@@ -16,7 +16,7 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/gpu.hpp"
 #include "gemvtune/shape.hpp"
-#include "gemvtune/tuner.hpp"
+#include "gemvtune/resolve.hpp"
 
 namespace gemvtune {
 
@@ -58,14 +58,14 @@ struct FusedSegment {
   std::int64_t rows = 0;
   std::int64_t ld = 0;
 };
-inline constexpr int kMaxFusedSegments = 4;
 
 // Counters of one Runtime (monotonic).
 struct RuntimeStats {
   std::size_t plans_created = 0;        // distinct (batch, shape, dtype) plans built
   std::size_t kernels_from_store = 0;   // kernels loaded from kernel_store_dir
-  std::size_t kernels_from_nvrtc = 0;   // kernels taken from the in-process KernelCache
-                                        // (compiled by NVRTC unless already in the process)
+  std::size_t kernels_from_nvrtc = 0;   // kernels this runtime had NVRTC compile
+  std::size_t kernels_from_process = 0; // kernels already compiled in this process (another
+                                        // runtime or plan asked first), neither store nor NVRTC
   std::size_t store_files_rejected = 0; // truncated/corrupt store files removed and recompiled
   std::size_t store_writes_failed = 0;  // cubins that could not be written to the store
 };

@@ -15,6 +15,10 @@ struct Shape {
   bool operator<(const Shape& o) const { return n != o.n ? n < o.n : k < o.k; }
 };
 
+// Most GEMVs one fused launch computes (they share x: Q, K and V; gate and up). The kernels'
+// GEMV_MAX_SEGMENTS (templates/prelude.cu) must equal it; tests/generator/source_test.cpp checks.
+inline constexpr int kMaxFusedSegments = 4;
+
 // Largest N or K accepted: the kernels index rows and columns with 32-bit ints.
 inline constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
 

@@ -15,6 +15,7 @@
 #include "gemvtune/cache.hpp"
 #include "gemvtune/config.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/resolve.hpp"
 
 namespace gemvtune {
 
@@ -155,27 +156,5 @@ struct PeakOptions {
 // reduced to one value so no load can be dropped) and returns the median bandwidth.
 // ctx must be current. Store it with TuningCache::store_peak.
 PeakRecord measure_peak(const jit::Context& ctx, const PeakOptions& options = {});
-
-// ---- which config for a shape ---------------------------------------------------------------
-
-enum class ConfigSource { exact, nearest, model_default };
-std::string_view to_string(ConfigSource s);  // "exact", "nearest", "default"
-
-struct Resolved {
-  KernelConfig config;
-  ConfigSource source = ConfigSource::model_default;
-  std::string source_text;           // "exact", "nearest 4096x4096", "default (analytic model)"
-  std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
-};
-
-// The config to run (dtype, shape) at batch M on `gpu` with the current templates: the exact
-// cache entry; else the same shape tuned at the smallest batch above M whose config covers M
-// (its m tile); else the nearest tuned shape at batch M (then at a covering batch) of the same
-// GPU, dtype and template version whose config can run this problem; else the analytic
-// model's default (the cache's peak, if any, feeds the model). Entries of another GPU or
-// template version are never used. cache may be null (no cache file): then the default.
-// Needs no GPU.
-Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
-                        int batch = 1);
 
 }  // namespace gemvtune

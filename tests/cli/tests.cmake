@@ -17,3 +17,7 @@ target_compile_definitions(test_cli_hardening PRIVATE GEMVTUNE_CLI_PATH="$<TARGE
 target_link_libraries(test_cli_hardening PRIVATE nlohmann_json::nlohmann_json)
 target_compile_options(test_cli_hardening PRIVATE -Wall -Wextra)
 add_dependencies(test_cli_hardening gemvtune_cli)
+
+# The progress line of `tune` (cli/progress.cpp, compiled in: the CLI is an executable).
+gemvtune_add_test(test_cli_progress ${CMAKE_SOURCE_DIR}/tests/cli/progress_test.cpp ${CMAKE_SOURCE_DIR}/cli/progress.cpp)
+target_compile_options(test_cli_progress PRIVATE -Wall -Wextra)

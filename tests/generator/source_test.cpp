@@ -47,6 +47,11 @@ TEST(Source, IncludesNoHeader) {
   }
 }
 
+TEST(Source, PreludeSegmentLimitIsTheLibrarys) {
+  const std::string prelude(templates::get("prelude.cu"));
+  EXPECT_NE(prelude.find("#define GEMV_MAX_SEGMENTS " + std::to_string(kMaxFusedSegments) + "\n"), std::string::npos);
+}
+
 TEST(Source, FamilyAndMTileAreInTheKernelName) {
   EXPECT_EQ(kernel_name(parse_config("tc_t128_r1_kw2_v16_u2_sk3_cs_pdl_m16"), DType::bf16),
             "gemv_tc_bf16_t128_r1_kw2_v16_u2_cs_pdl_m16");

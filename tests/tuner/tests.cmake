@@ -1,13 +1,11 @@
-# Tests of the tuner: strategies against timing tables, rank correlation, resolve against a
-# real cache file, presets and shape files, the compile pool (NVRTC, no GPU), progress output,
-# and the tuner end to end where there is a GPU. Included from tests/CMakeLists.txt.
+# Tests of the tuner: strategies against timing tables, rank correlation, presets and shape
+# files, the compile pool (NVRTC, no GPU), and the tuner end to end where there is a GPU.
+# Included from tests/CMakeLists.txt.
 gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/strategy_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/rank_correlation_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/resolve_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/presets_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/compile_pool_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/progress_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/tuner/compile_pool_test.cpp)
 target_include_directories(test_tuner PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 target_compile_definitions(test_tuner PRIVATE GEMVTUNE_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 target_compile_options(test_tuner PRIVATE -Wall -Wextra)

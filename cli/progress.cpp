@@ -1,6 +1,6 @@
 // ProgressPrinter (see progress.hpp). The estimate of time left assumes the remaining planned
 // candidates cost what the measured ones did on average.
-#include "tuner/progress.hpp"
+#include "cli/progress.hpp"
 
 #include <cstdio>
 

@@ -3,7 +3,8 @@
 // never an entry of another GPU or template version.
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
-#include "gemvtune/tuner.hpp"
+#include "gemvtune/resolve.hpp"
+#include "gemvtune/tuner.hpp"  // key_of: the one place a cache key is assembled
 
 namespace gemvtune {
 

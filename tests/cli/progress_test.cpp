@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "tuner/progress.hpp"
+#include "cli/progress.hpp"
 
 using namespace gemvtune;
 

@@ -1,0 +1,34 @@
+// Which config to run a problem with, for a server: the exact tuned entry, a tuned batch that
+// covers M, the nearest tuned shape, or the analytic model's default. Needs no GPU; this is all
+// the runtime (runtime.hpp) needs of the tuner's side.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gemvtune/cache.hpp"
+#include "gemvtune/config.hpp"
+
+namespace gemvtune {
+
+enum class ConfigSource { exact, nearest, model_default };
+std::string_view to_string(ConfigSource s);  // "exact", "nearest", "default"
+
+struct Resolved {
+  KernelConfig config;
+  ConfigSource source = ConfigSource::model_default;
+  std::string source_text;           // "exact", "nearest 4096x4096", "default (analytic model)"
+  std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
+};
+
+// The config to run (dtype, shape) at batch M on `gpu` with the current templates: the exact
+// cache entry; else the same shape tuned at the smallest batch above M whose config covers M
+// (its m tile); else the nearest tuned shape at batch M (then at a covering batch) of the same
+// GPU, dtype and template version whose config can run this problem; else the analytic
+// model's default (the cache's peak, if any, feeds the model). Entries of another GPU or
+// template version are never used. cache may be null (no cache file): then the default.
+// Needs no GPU.
+Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
+                        int batch = 1);
+
+}  // namespace gemvtune
