@@ -110,6 +110,10 @@ struct Tuner::Impl {
     }
   }
 
+  StrategyResult search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
+                        const std::function<void(const TuneProgress&)>& on_progress);
+  const CandidateResult& pick_winner(Session& s, const StrategyResult& found, std::size_t finalists);
+
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
   double retime(Session& s, const KernelConfig& c) {
     try {
@@ -155,6 +159,98 @@ std::string to_string(const TuneJob& job) {
          std::string(to_string(job.dtype));
 }
 
+namespace {
+// The job's search space as this problem's operands allow it: a config whose loads the
+// pointers do not allow runs with the widest width they do (as `run` and the runtime do).
+std::vector<KernelConfig> runnable_space(const TuneJob& job, const DeviceProblem& problem) {
+  const jit::GemvOperands op0 = problem.operands(0);
+  std::vector<KernelConfig> space;
+  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch)) {
+    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx))
+      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx);
+    if (!why_invalid_for(c, job.dtype, job.shape, job.batch) && std::find(space.begin(), space.end(), c) == space.end())
+      space.push_back(c);
+  }
+  if (space.empty()) throw Error("no config of the search space can run " + to_string(job));
+  return space;
+}
+
+// "no config passed for ... (N measured: 3 incorrect, ...); first failure: ...".
+Error nothing_passed(const TuneJob& job, const std::vector<CandidateResult>& results) {
+  std::map<Outcome, int> counts;
+  for (const auto& r : results) ++counts[r.outcome];
+  std::string summary;
+  for (const auto& [outcome, count] : counts)
+    summary += (summary.empty() ? "" : ", ") + std::to_string(count) + " " + std::string(to_string(outcome));
+  return Error("no config passed for " + to_string(job) + " (" + std::to_string(results.size()) +
+               " measured: " + summary + "); first failure: " +
+               (results.empty() ? "none" : results.front().config + ": " + results.front().reason));
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+// Measures what the strategy asks for, in its batches, reporting progress after each
+// candidate; returns the strategy's result with every candidate recorded in the session.
+StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
+                                   const std::function<void(const TuneProgress&)>& on_progress) {
+  const StrategyOptions strategy_options;
+  const std::size_t budget =
+      options.strategy == Strategy::exhaustive ? ranked.size() : model_budget(ranked.size(), strategy_options);
+  const std::string& arch = ctx.info().arch;
+  // Prefetch what the strategy will most likely want, best-ranked first; the batches it
+  // actually asks for are compiled urgently.
+  for (std::size_t i = 0; i < budget; ++i) pool.request(ranked[i], s.job.dtype, arch, /*urgent=*/false);
+
+  TuneProgress progress;
+  progress.device = ctx.ordinal();
+  progress.job = s.job;
+  progress.budget = budget;
+  const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
+    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, /*urgent=*/true);
+    progress.planned = progress.measured + batch.size();
+    std::vector<Measured> out;
+    for (const KernelConfig& c : batch) {
+      CandidateResult r = measure_one(s, c);
+      out.push_back(Measured{c, r.outcome == Outcome::passed, r.time_us});
+      if (r.outcome == Outcome::passed && (progress.best_config.empty() || r.time_us < progress.best_us)) {
+        progress.best_config = r.config;
+        progress.best_us = r.time_us;
+      }
+      s.index[r.config] = s.results.size();
+      s.results.push_back(std::move(r));
+      ++progress.measured;
+      if (on_progress) on_progress(progress);
+    }
+    return out;
+  };
+  return options.strategy == Strategy::exhaustive ? run_exhaustive(ranked, measure, strategy_options)
+                                                   : run_model_guided(ranked, measure, strategy_options);
+}
+
+// Timing noise of a few percent can reorder close finalists: each is timed twice more and its
+// median of three decides. Updates the finalists' results; returns the winner's.
+const CandidateResult& Tuner::Impl::pick_winner(Session& s, const StrategyResult& found, std::size_t finalists) {
+  std::size_t winner = 0;
+  double winner_us = 0;
+  for (std::size_t i : top_passing(found.measured, std::max<std::size_t>(1, finalists))) {
+    const KernelConfig& c = found.measured[i].config;
+    const double us = median({found.measured[i].time_us, retime(s, c), retime(s, c)});
+    CandidateResult& r = s.results[s.index.at(to_string(c))];
+    r.time_us = us;
+    r.gbps = s.problem.bytes_per_call() / (us * 1e-6) / 1e9;
+    r.pct_of_ceiling = 100.0 * r.gbps / s.ceiling_gbps;
+    if (winner_us == 0 || us < winner_us) {
+      winner = i;
+      winner_us = us;
+    }
+  }
+  return s.results[s.index.at(to_string(found.measured[winner].config))];
+}
+
 ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress) {
   using Clock = std::chrono::steady_clock;
@@ -168,84 +264,13 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   GpuModelParams model;
   model.sm_count = info.id.sm_count;
   model.read_ceiling_gbps = ceiling_gbps();
-
   Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch),
                   model.read_ceiling_gbps, {}, {}};
 
-  // Alignment fallback (as `run` does): narrower loads where the operands do not allow 16 bytes.
-  const jit::GemvOperands op0 = s.problem.operands(0);
-  std::vector<KernelConfig> space;
-  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch)) {
-    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx))
-      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx);
-    if (!why_invalid_for(c, job.dtype, job.shape, job.batch) && std::find(space.begin(), space.end(), c) == space.end())
-      space.push_back(c);
-  }
-  if (space.empty()) throw Error("no config of the search space can run " + to_string(job));
-  const std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model);
-
-  const StrategyOptions strategy_options;
-  const std::size_t budget =
-      options.strategy == Strategy::exhaustive ? ranked.size() : model_budget(ranked.size(), strategy_options);
-  // Prefetch what the strategy will most likely want, best-ranked first; the batches it
-  // actually asks for are compiled urgently.
-  for (std::size_t i = 0; i < budget; ++i) m.pool.request(ranked[i], job.dtype, info.arch, /*urgent=*/false);
-
-  TuneProgress progress;
-  progress.device = m.ctx.ordinal();
-  progress.job = job;
-  progress.budget = budget;
-  const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
-    for (const KernelConfig& c : batch) m.pool.request(c, job.dtype, info.arch, /*urgent=*/true);
-    progress.planned = progress.measured + batch.size();
-    std::vector<Measured> out;
-    for (const KernelConfig& c : batch) {
-      CandidateResult r = m.measure_one(s, c);
-      out.push_back(Measured{c, r.outcome == Outcome::passed, r.time_us});
-      if (r.outcome == Outcome::passed && (progress.best_config.empty() || r.time_us < progress.best_us)) {
-        progress.best_config = r.config;
-        progress.best_us = r.time_us;
-      }
-      s.index[r.config] = s.results.size();
-      s.results.push_back(std::move(r));
-      ++progress.measured;
-      if (on_progress) on_progress(progress);
-    }
-    return out;
-  };
-  StrategyResult found = options.strategy == Strategy::exhaustive
-                             ? run_exhaustive(ranked, measure, strategy_options)
-                             : run_model_guided(ranked, measure, strategy_options);
-
-  if (!found.best) {
-    std::map<Outcome, int> counts;
-    for (const auto& r : s.results) ++counts[r.outcome];
-    std::string summary;
-    for (const auto& [outcome, count] : counts)
-      summary += (summary.empty() ? "" : ", ") + std::to_string(count) + " " + std::string(to_string(outcome));
-    throw Error("no config passed for " + to_string(job) + " (" +
-                std::to_string(s.results.size()) + " measured: " + summary + "); first failure: " +
-                (s.results.empty() ? "none" : s.results.front().config + ": " + s.results.front().reason));
-  }
-
-  // Timing noise of a few percent can reorder close finalists: each is timed twice more and
-  // its median of three decides.
-  const std::vector<std::size_t> finalists = top_passing(found.measured, std::max<std::size_t>(1, options.finalists));
-  std::size_t winner = finalists.front();
-  double winner_us = 0;
-  for (std::size_t i : finalists) {
-    const KernelConfig& c = found.measured[i].config;
-    const double us = median({found.measured[i].time_us, m.retime(s, c), m.retime(s, c)});
-    CandidateResult& r = s.results[s.index.at(to_string(c))];
-    r.time_us = us;
-    r.gbps = s.problem.bytes_per_call() / (us * 1e-6) / 1e9;
-    r.pct_of_ceiling = 100.0 * r.gbps / s.ceiling_gbps;
-    if (winner_us == 0 || us < winner_us) {
-      winner = i;
-      winner_us = us;
-    }
-  }
-  const CandidateResult& best = s.results[s.index.at(to_string(found.measured[winner].config))];
+  const std::vector<KernelConfig> ranked = rank_by_model(runnable_space(job, s.problem), job.dtype, job.shape, model);
+  const StrategyResult found = m.search(s, ranked, options, on_progress);
+  if (!found.best) throw nothing_passed(job, s.results);
+  const CandidateResult& best = m.pick_winner(s, found, options.finalists);
 
   ShapeResult out;
   TuneRecord& rec = out.record;
@@ -257,11 +282,11 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   rec.strategy = std::string(to_string(options.strategy));
   rec.driver_version = info.driver_version;
   rec.nvrtc_version = jit::nvrtc_version();
-  rec.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
+  rec.timestamp = unix_now();
   rec.candidates = s.results;
   m.cache.store(rec);  // one transaction: a crash after this keeps the whole shape
 
+  // How well the model ranked what was measured (docs/tuning.md).
   std::vector<double> estimated, measured;
   for (const Measured& x : found.measured)
     if (x.passed) {

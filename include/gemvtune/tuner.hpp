@@ -15,6 +15,7 @@
 #include "gemvtune/cache.hpp"
 #include "gemvtune/config.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/peak.hpp"
 #include "gemvtune/resolve.hpp"
 
 namespace gemvtune {
@@ -145,16 +146,5 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
                                         const std::string& cache_path, const TuneOptions& options,
                                         bool force, const TuneCallbacks& callbacks = {});
 
-// ---- the read ceiling ---------------------------------------------------------------------------
-
-struct PeakOptions {
-  std::int64_t bytes = std::int64_t{4} << 30;  // streamed per run; less only if memory is short
-  int runs = 9;                                // timed runs; the median counts
-};
-
-// Streams `bytes` through a read-only kernel (16-byte loads, several in flight per thread,
-// reduced to one value so no load can be dropped) and returns the median bandwidth.
-// ctx must be current. Store it with TuningCache::store_peak.
-PeakRecord measure_peak(const jit::Context& ctx, const PeakOptions& options = {});
 
 }  // namespace gemvtune
