@@ -15,8 +15,9 @@ namespace {
 // PDL without the L2 prefetch (it won 1 of 28 batched pairs, by noise). Tensor cores with up
 // to 4 tiles (64 rows) per warp: every warp reads all of X from L1/L2 once per K pass, so more
 // rows per warp means less X traffic at long K. CUDA cores in 128- or 256-thread blocks, and
-// only up to M = 4 for bf16/fp16: past that their conversions and FMAs cost more than the
-// weight stream (28672x4096 at M = 8 was 20% slower than on tensor cores).
+// only up to M = 4 for bf16/fp16: their conversions and FMAs grow with M, and on the H200 at
+// M = 4 the best CUDA-core candidate was already 38-56% slower than tensor cores on six of the
+// seven Llama-3.1-8B shapes (bench/results/h200.md, "Batched decode").
 constexpr int kBatchedSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxCudaCoreBatch = 4;
 
