@@ -36,9 +36,4 @@ inline std::vector<int> parse_batches(const std::vector<std::string>& values) {
   return out;
 }
 
-// "4096x4096" at M = 1, "8x4096x4096" otherwise: the problem column of tables.
-inline std::string problem_text(int m, const Shape& s) {
-  return (m > 1 ? std::to_string(m) + "x" : std::string()) + to_string(s);
-}
-
 }  // namespace gemvtune::cli

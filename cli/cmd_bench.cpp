@@ -31,7 +31,7 @@ VariantTiming time_variant(const std::string& name, const std::string& config, c
                            DeviceProblem& problem, const jit::Stream& stream) {
   const Comparison check = verify_calls(launch, problem, stream);
   if (!check.ok)
-    throw Error(name + " " + config + " on " + problem_text(problem.batch(), problem.shape()) + ": " + check.describe());
+    throw Error(name + " " + config + " on " + to_string(problem.shape(), problem.batch()) + ": " + check.describe());
   return {name, config, time_calls(launch, problem, stream, LaunchMode::graph),
           time_calls(launch, problem, stream, LaunchMode::eager)};
 }
@@ -113,7 +113,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m);
     auto gemvtune_variant = [&](const std::string& name, KernelConfig c) {
       const auto op = problem.operands(0);
-      c.vec_bytes = widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx);
+      c = with_vec_bytes(c, widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx));
       auto k = kernels.get(c, dtype);
       problem.workspace().reserve(c, shape);
       const LaunchFn launch = [&, k, c](int copy, CUstream s) {

@@ -69,7 +69,7 @@ int cmd_query(const std::vector<std::string>& args) {
   if (r.record) {
     std::cout << "  stored  " << fixed("%.2f", r.record->time_us) << " us, " << fixed("%.0f", r.record->gbps)
               << " GB/s, " << fixed("%.1f", r.record->pct_of_ceiling) << "% of ceiling"
-              << (r.source == ConfigSource::nearest ? " on " + problem_text(r.record->key.batch, r.record->key.shape) : "") << " ("
+              << (r.source == ConfigSource::nearest ? " on " + to_string(r.record->key.shape, r.record->key.batch) : "") << " ("
               << r.record->strategy << " strategy, " << utc_date(r.record->timestamp) << ")\n";
   } else {
     GpuModelParams model;

@@ -57,13 +57,8 @@ int cmd_run(const std::vector<std::string>& args) {
     DeviceProblem problem(dtype, shape, ld, kMeasureSeed, rotation_bytes(ctx.info()), m, ldx);
     const auto op0 = problem.operands(0);
     if (auto why = why_misaligned(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0)) {
-      KernelConfig narrower = config;
-      narrower.vec_bytes = widest_aligned_vec_bytes(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0);
-      if (narrower.family == Family::tensor_core) {  // mma needs 16-byte loads: CUDA cores instead
-        narrower.family = Family::cuda_core;
-        narrower.rows_per_warp = 1;
-        narrower.unroll = 4;
-      }
+      const KernelConfig narrower =
+          with_vec_bytes(config, widest_aligned_vec_bytes(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0));
       std::cout << "note: " << *why << "; using " << to_string(narrower) << " instead\n";
       config = narrower;
       check_config(config, dtype, shape, m);

@@ -190,6 +190,17 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
   return probe.vec_bytes;
 }
 
+KernelConfig with_vec_bytes(KernelConfig c, int width) {
+  if (width == c.vec_bytes) return c;
+  c.vec_bytes = width;
+  if (c.family == Family::tensor_core) {
+    c.family = Family::cuda_core;
+    c.rows_per_warp = 1;
+    c.unroll = 4;
+  }
+  return c;
+}
+
 void check_config(const KernelConfig& c, DType t, const Shape& s, int m) {
   if (auto why = why_invalid_for(c, t, s, m))
     throw InvalidArgument("config " + to_string(c) + " cannot run " + std::string(to_string(t)) +

@@ -61,4 +61,8 @@ Shape parse_shape(std::string_view text) {
 
 std::string to_string(const Shape& s) { return std::to_string(s.n) + "x" + std::to_string(s.k); }
 
+std::string to_string(const Shape& s, int batch) {
+  return (batch > 1 ? std::to_string(batch) + "x" : std::string()) + to_string(s);
+}
+
 }  // namespace gemvtune

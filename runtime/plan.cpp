@@ -66,9 +66,8 @@ void Plan::launch(const Operands& args, CUstream stream) const {
     jit::check_operands(p.config, p.dtype, op);  // throws InvalidArgument naming the stride
   // widest_aligned_vec_bytes never goes below the element size; a pointer not even aligned to
   // the element is reported by check_operands in launch_gemv below.
-  KernelConfig widest = p.config;
-  widest.vec_bytes = p.variants.front()->config().vec_bytes;
-  const int width = widest_aligned_vec_bytes(widest, p.dtype, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0);
+  // p.config's width is the widest prepared (variants.front()).
+  const int width = widest_aligned_vec_bytes(p.config, p.dtype, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0);
   const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel)
     throw InvalidArgument("plan " + to_string(p.config) + " for " + std::string(to_string(p.dtype)) + " " +
@@ -91,14 +90,12 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   op.k = p.shape.k;
   op.m = p.batch;
   op.ldx = p.shape.k;
-  KernelConfig widest = p.config;
-  widest.vec_bytes = p.variants.front()->config().vec_bytes;
-  int width = widest.vec_bytes;
+  int width = p.config.vec_bytes;
   for (int i = 0; i < count; ++i) {
     const FusedSegment& g = segments[i];
     op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld, g.rows};
     if (op.segments[i].ld >= p.shape.k)
-      width = std::min(width, widest_aligned_vec_bytes(widest, p.dtype, g.w, op.segments[i].ld, x,
+      width = std::min(width, widest_aligned_vec_bytes(p.config, p.dtype, g.w, op.segments[i].ld, x,
                                                        p.batch > 1 ? op.ldx : 0));
   }
   if (op.stacked_shape() != p.shape)

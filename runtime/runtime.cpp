@@ -165,13 +165,7 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
   // loads, so their narrower variants run on CUDA cores with the same m tile.
   const int esize = static_cast<int>(dtype_size(t));
   for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2) {
-    KernelConfig variant = impl->config;
-    variant.vec_bytes = width;
-    if (variant.family == Family::tensor_core && width < 16) {
-      variant.family = Family::cuda_core;
-      variant.rows_per_warp = 1;
-      variant.unroll = 4;
-    }
+    const KernelConfig variant = with_vec_bytes(impl->config, width);
     if (why_invalid_for(variant, t, s, batch)) continue;  // narrower is never stricter; kept as a guard
     impl->variants.push_back(load_kernel(variant, t));
   }

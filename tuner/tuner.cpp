@@ -155,8 +155,7 @@ CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job) {
 }
 
 std::string to_string(const TuneJob& job) {
-  return (job.batch > 1 ? std::to_string(job.batch) + "x" : std::string()) + to_string(job.shape) + " " +
-         std::string(to_string(job.dtype));
+  return to_string(job.shape, job.batch) + " " + std::string(to_string(job.dtype));
 }
 
 namespace {

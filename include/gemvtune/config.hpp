@@ -79,6 +79,11 @@ std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::u
 int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, std::int64_t ld,
                              std::uintptr_t x, std::int64_t ldx = 0);
 
+// The config with `width`-byte loads, for operands that do not allow c.vec_bytes. Tensor cores
+// need 16-byte loads, so a narrower tensor-core config becomes the CUDA-core kernel of the same
+// m tile (one row per warp, 4 loads in flight). The one rule for the runtime, `run` and tests.
+KernelConfig with_vec_bytes(KernelConfig c, int width);
+
 // Throws InvalidArgument with the reason when why_invalid_for says so.
 void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1);
 

@@ -26,6 +26,8 @@ inline constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
 // zero, negative or above kMaxDim.
 Shape parse_shape(std::string_view text);
 std::string to_string(const Shape& s);
+// With a batch of M rows: "8x4096x4096" (M x N x K), plain "4096x4096" at M = 1.
+std::string to_string(const Shape& s, int batch);
 
 // Throws InvalidArgument unless 1 <= n, k <= kMaxDim.
 void check_shape(const Shape& s);

@@ -81,6 +81,14 @@ TEST(Config, BatchedSpaceHoldsTheFamiliesThatCanWin) {
   for (const KernelConfig& c : default_search_space(DType::bf16)) EXPECT_EQ(c.family, Family::cuda_core);
 }
 
+TEST(Config, NarrowerLoadsOnTensorCoresFallBackToCudaCores) {
+  const KernelConfig tc = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8");
+  EXPECT_EQ(with_vec_bytes(tc, 16), tc);
+  EXPECT_EQ(to_string(with_vec_bytes(tc, 8)), "t256_r1_kw4_v8_u4_sk2_cs_pdl_m8");
+  const KernelConfig cc = parse_config("t128_r2_kw1_v16_u2_sk1_cs_m3");
+  EXPECT_EQ(to_string(with_vec_bytes(cc, 4)), "t128_r2_kw1_v4_u2_sk1_cs_m3");
+}
+
 TEST(Config, MisalignedXRowsAreNamed) {
   const KernelConfig c = parse_config("t128_r1_kw1_v16_u2_sk1_cs_m4");
   EXPECT_FALSE(why_misaligned(c, DType::bf16, 256, 4096, 512, 4096));

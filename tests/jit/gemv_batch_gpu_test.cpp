@@ -1,12 +1,11 @@
 // On the GPU: Y = X W^T at batch M in {1, 2, 3, 8, 13, 16}, every config of the batched search
 // space (both families) against the float64 reference, with Y poisoned (NaN) before each
 // launch, over shapes with N and K tails, ld > K and ldx > K (their padding is NaN, so reading
-// it fails), and ldy > N. A config of m tile M also runs every smaller m. Split-K on tensor
-// cores is bitwise deterministic. GEMVTUNE_TEST_CONFIG_STRIDE=n checks every n-th config.
+// it fails), and ldy > N. A config of m tile M also runs every smaller m (split-K determinism
+// at M > 1: gemv_correctness_gpu_test.cpp). GEMVTUNE_TEST_CONFIG_STRIDE=n checks every n-th config.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <future>
 
 #include "gemvtune/search_space.hpp"
@@ -43,15 +42,7 @@ void precompile(jit::LoadedKernels& kernels, DType t, const std::vector<KernelCo
 
 // As the runtime does for a config the operands' alignment does not allow.
 KernelConfig fit_alignment(KernelConfig c, DType t, const jit::GemvOperands& op) {
-  const int width = widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0);
-  if (width == c.vec_bytes) return c;
-  c.vec_bytes = width;
-  if (c.family == Family::tensor_core) {
-    c.family = Family::cuda_core;
-    c.rows_per_warp = 1;
-    c.unroll = 4;
-  }
-  return c;
+  return with_vec_bytes(c, widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0));
 }
 
 void check_batch(DType t, int m) {
@@ -108,32 +99,5 @@ INSTANTIATE_TEST_SUITE_P(Space, BatchGpu,
                            return std::string(to_string(std::get<0>(info.param))) + "_M" +
                                   std::to_string(std::get<1>(info.param));
                          });
-
-TEST(BatchGpuSplitK, TensorCoresAreBitwiseDeterministic) {
-  GEMVTUNE_REQUIRE_GPU();
-  jit::Context ctx(0);
-  jit::LoadedKernels kernels(ctx);
-  jit::Stream stream;
-  for (DType t : {DType::bf16, DType::f16})
-    for (const char* text : {"tc_t128_r1_kw2_v16_u2_sk8_cs_m16", "tc_t256_r2_kw4_v16_u1_sk3_cs_pdl_m8",
-                             "t128_r2_kw2_v16_u2_sk6_cs_m4"}) {
-      const KernelConfig c = parse_config(text);
-      const int m = c.m_tile;
-      DeviceProblem problem(t, {4096, 14336}, 14336, 91, 0, m);
-      auto kernel = kernels.get(c, t);
-      problem.workspace().reserve(c, problem.shape());
-      const LaunchFn launch = [&](int copy, CUstream s) {
-        jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s);
-      };
-      std::vector<unsigned char> first;
-      for (int run = 0; run < 5; ++run) {
-        const Comparison cmp = verify_calls(launch, problem, stream);
-        ASSERT_TRUE(cmp.ok) << text << ": " << cmp.describe();
-        const HostArray y = problem.read_y();
-        if (run == 0) first = y.bytes;
-        else EXPECT_EQ(std::memcmp(first.data(), y.bytes.data(), first.size()), 0) << text << " run " << run;
-      }
-    }
-}
 
 }  // namespace

@@ -93,9 +93,13 @@ TEST(GemvCorrectnessGpu, SplitKIsBitwiseDeterministic) {
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
   for (DType t : kAllDTypes) {
-    for (const char* text : {"t128_r1_kw1_v16_u4_sk8_cs", "t256_r2_kw2_v16_u2_sk3_nc", "t64_r4_kw1_v16_u1_sk6_cs"}) {
+    // Batch 1, and M > 1 on both families (an m-tile's rows of X).
+    for (const char* text : {"t128_r1_kw1_v16_u4_sk8_cs", "t256_r2_kw2_v16_u2_sk3_nc", "t64_r4_kw1_v16_u1_sk6_cs",
+                             "tc_t128_r1_kw2_v16_u2_sk8_cs_m16", "tc_t256_r2_kw4_v16_u1_sk3_cs_pdl_m8",
+                             "t128_r2_kw2_v16_u2_sk6_cs_m4"}) {
       const KernelConfig c = parse_config(text);
-      DeviceProblem problem(t, {4096, 14336}, 14336, 77, 0);
+      if (why_invalid_for(c, t, {4096, 14336}, c.m_tile)) continue;  // tensor cores: not fp32
+      DeviceProblem problem(t, {4096, 14336}, 14336, 77, 0, c.m_tile);
       auto kernel = kernels.get(c, t);
       problem.workspace().reserve(c, problem.shape());
       const LaunchFn launch = [&](int copy, CUstream s) {
