@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/batch_option.hpp"
+#include "tuner/report_json.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/text_table.hpp"
@@ -49,17 +50,7 @@ int cmd_query(const std::vector<std::string>& args) {
   const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch);
 
   if (vm.count("json")) {
-    Json j{{"shape", to_string(shape)},
-           {"batch", batch},
-           {"dtype", std::string(to_string(dtype))},
-           {"gpu", gpu.key()},
-           {"template_version", template_version()},
-           {"config", to_string(r.config)},
-           {"source", std::string(to_string(r.source))},
-           {"source_text", r.source_text},
-           {"db", path},
-           {"record", r.record ? record_json(*r.record, false) : Json(nullptr)}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << report::query_json(TuneJob{shape, dtype, batch}, gpu, r, path).dump(2) << "\n";
     return kOk;
   }
   std::cout << to_string(TuneJob{shape, dtype, batch}) << (batch > 1 ? " (M x N x K)" : "") << " on " << gpu.key() << " (templates "

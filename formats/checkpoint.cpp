@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "formats/internal.hpp"
+#include "tuner/host_data.hpp"
 #include "gemvtune/error.hpp"
 #include "gemvtune/weights.hpp"
 
@@ -46,7 +47,7 @@ void store_value(const std::string& who, const char* what, DType a, std::uint8_t
     throw InvalidArgument(who + ": " + what + "[" + std::to_string(i) + "][" + std::to_string(j) +
                           "] = " + formats::num(v) + " is not a finite " +
                           std::string(to_string(a)) + " value");
-  formats::store_scalar(a, p, r);
+  store_element(a, p, r);
 }
 
 std::uint32_t word(const std::int32_t* p, std::int64_t i) {
@@ -102,7 +103,7 @@ PackedWeights from_gptq(const GptqTensors& t, DType a, std::int64_t ld) {
     for (std::int64_t n = 0; n < n_total; ++n) {
       const std::uint32_t u = word(t.qzeros, g * (n_total / 8) + n / 8);
       const int z = static_cast<int>((u >> (4 * (n % 8))) & 0xf) + offset;
-      formats::store_scalar(a, p.zeros.data() + (n * groups + g) * asz, z);
+      store_element(a, p.zeros.data() + (n * groups + g) * asz, z);
     }
   return p;
 }
@@ -133,7 +134,7 @@ PackedWeights from_awq(const AwqTensors& t, DType a, std::int64_t ld) {
       const std::uint32_t u = word(t.qzeros, g * words + j);
       for (int c = 0; c < 8; ++c) {
         const int z = static_cast<int>((u >> (4 * kAwqNibbleOfColumn[c])) & 0xf);
-        formats::store_scalar(a, p.zeros.data() + ((j * 8 + c) * groups + g) * asz, z);
+        store_element(a, p.zeros.data() + ((j * 8 + c) * groups + g) * asz, z);
       }
     }
   return p;

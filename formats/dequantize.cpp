@@ -46,7 +46,7 @@ double weight_scale(const PackedWeights& w, std::int64_t row, std::int64_t col) 
     case WeightFormat::fp8: return load_f32(w.scales.data() + row * 4);
     case WeightFormat::fp8_tensor: return load_f32(w.scales.data());
     default:
-      return formats::load_scalar(
+      return element_value(
           w.activation,
           w.scales.data() + group_index(w, row, col) * dtype_size(w.activation));
   }
@@ -54,14 +54,14 @@ double weight_scale(const PackedWeights& w, std::int64_t row, std::int64_t col) 
 
 double weight_zero(const PackedWeights& w, std::int64_t row, std::int64_t col) {
   if (!is_int4(w.format)) return 0.0;
-  return formats::load_scalar(
+  return element_value(
       w.activation, w.zeros.data() + group_index(w, row, col) * dtype_size(w.activation));
 }
 
 double dequantize(const PackedWeights& w, std::int64_t row, std::int64_t col) {
   switch (w.format) {
     case WeightFormat::dense:
-      return formats::load_scalar(w.activation,
+      return element_value(w.activation,
                                   row_ptr(w, row) + col * dtype_size(w.activation));
     case WeightFormat::int8:
       return weight_code(w, row, col) * weight_scale(w, row, col);
@@ -79,7 +79,7 @@ void dequantize_row(const PackedWeights& w, std::int64_t row, double* out) {
   switch (w.format) {
     case WeightFormat::dense: {
       const std::size_t sz = dtype_size(w.activation);
-      for (std::int64_t c = 0; c < w.k; ++c) out[c] = formats::load_scalar(w.activation, r + c * sz);
+      for (std::int64_t c = 0; c < w.k; ++c) out[c] = element_value(w.activation, r + c * sz);
       return;
     }
     case WeightFormat::int8: {

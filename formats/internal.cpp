@@ -11,17 +11,6 @@
 
 namespace gemvtune::formats {
 
-double load_scalar(DType t, const std::uint8_t* p) {
-  if (t == DType::f32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return t == DType::bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h);
-}
-
 namespace {
 // Bits of v (a double) rounded to nearest in a 16-bit dtype. The double -> float step is exact
 // for every value this library stores (scales and zeros computed in or read from <= 32 bits),
@@ -34,16 +23,6 @@ double from_bits16(DType t, std::uint16_t h) {
   return t == DType::bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h);
 }
 }  // namespace
-
-void store_scalar(DType t, std::uint8_t* p, double v) {
-  if (t == DType::f32) {
-    const float f = static_cast<float>(v);
-    std::memcpy(p, &f, 4);
-    return;
-  }
-  const std::uint16_t h = to_bits16(t, v);
-  std::memcpy(p, &h, 2);
-}
 
 double round_to(DType t, double v) {
   if (t == DType::f32) return static_cast<float>(v);

@@ -1,6 +1,6 @@
-// Internal helpers of formats/: scalars of the activation dtype stored as raw bytes, rounding
-// down to a dtype, overflow-checked sizes and argument checks. The bf16/fp16 bit conversions are the library's
-// own (tuner/host_data.hpp); nothing here is public.
+// Internal helpers of formats/: rounding to and down to a dtype, overflow-checked sizes and
+// argument checks. Elements of the activation dtype are read and written with the library's own
+// element_value and store_element (tuner/host_data.hpp); nothing here is public.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,10 +10,6 @@
 
 namespace gemvtune::formats {
 
-// The exact value of the scalar of dtype t at p (2 or 4 bytes, any alignment).
-double load_scalar(DType t, const std::uint8_t* p);
-// Stores v rounded to nearest (ties to even) in dtype t at p.
-void store_scalar(DType t, std::uint8_t* p, double v);
 // v rounded to the nearest value of dtype t (ties to even), as a double.
 double round_to(DType t, double v);
 // The largest value of dtype t that is <= v, for finite v > 0 (0 when v is below the smallest

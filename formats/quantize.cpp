@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "formats/internal.hpp"
+#include "tuner/host_data.hpp"
 #include "gemvtune/error.hpp"
 #include "gemvtune/weights.hpp"
 
@@ -72,7 +73,7 @@ PackedWeights quantize(const HostMatrix& w, WeightFormat f, DType a, std::int64_
     std::uint8_t* q = p.q.data() + r * rb;
     switch (f) {
       case WeightFormat::dense:
-        for (std::int64_t c = 0; c < k; ++c) formats::store_scalar(a, q + c * asz, row[c]);
+        for (std::int64_t c = 0; c < k; ++c) store_element(a, q + c * asz, row[c]);
         break;
       case WeightFormat::int8: {
         const float s = symmetric_scale(absmax(row), 127.0, r);
@@ -117,8 +118,8 @@ PackedWeights quantize(const HostMatrix& w, WeightFormat f, DType a, std::int64_
             // Half up (not to even), so the largest value never lands on 14.5 and rounds down.
             z = std::clamp(std::floor(-lo / s + 0.5), 0.0, 15.0);
           }
-          formats::store_scalar(a, p.scales.data() + (r * groups + gi) * asz, s);
-          formats::store_scalar(a, p.zeros.data() + (r * groups + gi) * asz, z);
+          store_element(a, p.scales.data() + (r * groups + gi) * asz, s);
+          store_element(a, p.zeros.data() + (r * groups + gi) * asz, z);
           for (int i = 0; i < g; ++i) {
             const auto code = static_cast<unsigned>(std::clamp(std::nearbyint(v[i] / s + z), 0.0, 15.0));
             const std::int64_t c = gi * g + i;

@@ -158,17 +158,7 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
     std::optional<TuningCache> cache;  // no cache file yet: the model's default
     if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
     const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m));
-    return Json{{"shape", to_string(p.shape)},
-                {"batch", p.m},
-                {"dtype", std::string(to_string(p.dtype))},
-                {"gpu", gpu.key()},
-                {"template_version", template_version()},
-                {"config", to_string(r.config)},
-                {"source", std::string(to_string(r.source))},
-                {"source_text", r.source_text},
-                {"db", path},
-                {"record", r.record ? report::record_json(*r.record, false) : Json(nullptr)}}
-        .dump(2);
+    return report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m)}, gpu, r, path).dump(2);
   });
 }
 

@@ -61,28 +61,30 @@ std::uint16_t float_to_fp16_bits(float f) {
   return sign | static_cast<std::uint16_t>((exp << 10) | (q & 0x3ffu));
 }
 
-double HostArray::get(std::size_t i) const {
-  const unsigned char* p = bytes.data() + i * dtype_size(dtype);
-  if (dtype == DType::f32) {
+double element_value(DType t, const void* p) {
+  if (t == DType::f32) {
     float f;
     std::memcpy(&f, p, 4);
     return f;
   }
   std::uint16_t h;
   std::memcpy(&h, p, 2);
-  return dtype == DType::bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h);
+  return t == DType::bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h);
 }
 
-void HostArray::set(std::size_t i, double value) {
-  unsigned char* p = bytes.data() + i * dtype_size(dtype);
+double HostArray::get(std::size_t i) const { return element_value(dtype, bytes.data() + i * dtype_size(dtype)); }
+
+void store_element(DType t, void* p, double value) {
   const float f = static_cast<float>(value);
-  if (dtype == DType::f32) {
+  if (t == DType::f32) {
     std::memcpy(p, &f, 4);
     return;
   }
-  const std::uint16_t h = dtype == DType::bf16 ? float_to_bf16_bits(f) : float_to_fp16_bits(f);
+  const std::uint16_t h = t == DType::bf16 ? float_to_bf16_bits(f) : float_to_fp16_bits(f);
   std::memcpy(p, &h, 2);
 }
+
+void HostArray::set(std::size_t i, double value) { store_element(dtype, bytes.data() + i * dtype_size(dtype), value); }
 
 void HostArray::set_nan(std::size_t i) { set(i, std::numeric_limits<double>::quiet_NaN()); }
 

@@ -21,6 +21,11 @@ struct HostArray {
   void set_nan(std::size_t i);              // a quiet NaN: poison for "never read/written"
 };
 
+// The exact value of one element of dtype t stored at p (as the GPU stores it).
+double element_value(DType t, const void* p);
+// Stores value at p in dtype t, rounded to nearest even (through float, as the GPU's inputs are).
+void store_element(DType t, void* p, double value);
+
 float bf16_bits_to_float(std::uint16_t b);
 std::uint16_t float_to_bf16_bits(float f);   // round to nearest even
 float fp16_bits_to_float(std::uint16_t h);

@@ -7,6 +7,7 @@
 #include "cache/text.hpp"
 #include "cache/validate.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/generator.hpp"
 
 namespace gemvtune::report {
 
@@ -62,6 +63,19 @@ Json preset_json(const Preset& p) {
   Json shapes = Json::array();
   for (const PresetShape& s : p.shapes) shapes.push_back(Json{{"n", s.shape.n}, {"k", s.shape.k}, {"layers", s.layers}});
   return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
+}
+
+Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, const std::string& db) {
+  return Json{{"shape", to_string(job.shape)},
+              {"batch", job.batch},
+              {"dtype", std::string(to_string(job.dtype))},
+              {"gpu", gpu.key()},
+              {"template_version", template_version()},
+              {"config", to_string(r.config)},
+              {"source", std::string(to_string(r.source))},
+              {"source_text", r.source_text},
+              {"db", db},
+              {"record", r.record ? record_json(*r.record, false) : Json(nullptr)}};
 }
 
 GpuIdentity parse_gpu_key(const std::string& text) {
