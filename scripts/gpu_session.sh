@@ -21,6 +21,9 @@
 #   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
 #   python     the Python suite (GPU tests included) against $B/libgemvtune.so, then
 #              examples/python/decode_chain.py; pytest comes from $PYLIB if the machine lacks it
+#   peers      bench/peers/quant_peers.py (bf16 cuBLAS, tinygemm int4, GemLite W4/W8) at M =
+#              $PEER_BATCHES (default 1,16) with GemLite from .carry/gemlite_pkg, extra options in
+#              $PEERS_ARGS; table in $OUT/peers.txt, JSON in $OUT/peers.json, progress in $OUT/peers.log
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -93,6 +96,10 @@ for step in "$@"; do
       for m in ${BATCHES:-1 8}; do
         "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"
       done ;;
+    peers)
+      PYTHONPATH=".carry/gemlite_pkg${PYTHONPATH:+:$PYTHONPATH}" python3 bench/peers/quant_peers.py \
+        --batch "${PEER_BATCHES:-1,16}" --json "$OUT/peers.json" ${PEERS_ARGS:-} 2> "$OUT/peers.log" | tee "$OUT/peers.txt"
+      echo "quant_peers exit ${PIPESTATUS[0]}"; tail -3 "$OUT/peers.log" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;
