@@ -5,21 +5,62 @@
 
 namespace gemvtune {
 
+// Rotation alone needs rotate_bytes / copy_bytes copies: tens of thousands for weights of a few
+// KB, each of them allocated, copied and launched on in every timed graph. Past
+// kMaxRotationCopies, copies read once per run and an eviction pass before each run keep the
+// same guarantee: between two reads of one copy, at least rotate_bytes of other data
+// are read (the other copies with rotation, the pass with l2_flush), so no weight line is still
+// in L2 when it is read again.
+TimingPlan plan_timing(std::int64_t copy_bytes, std::int64_t rotate_bytes, TimingMethod method) {
+  TimingPlan plan;
+  if (rotate_bytes <= 0) return plan;
+  const std::int64_t rotation_copies = (rotate_bytes + copy_bytes - 1) / std::max<std::int64_t>(1, copy_bytes);
+  if (method == TimingMethod::automatic)
+    method = rotation_copies <= kMaxRotationCopies ? TimingMethod::rotation : TimingMethod::l2_flush;
+  plan.method = method;
+  if (method == TimingMethod::rotation) {
+    plan.copies = std::max<std::int64_t>(1, rotation_copies);
+  } else {
+    // As many calls as the rotation's ~200 MB per run, within bounds: a run starts from an idle
+    // GPU after the pass, and its fixed start-up cost (a few us) must be spread over enough calls.
+    plan.copies = std::clamp<std::int64_t>(200'000'000 / std::max<std::int64_t>(1, copy_bytes), kMinFlushCopies,
+                                           kMaxFlushCopies);
+    plan.flush_bytes = rotate_bytes;
+  }
+  return plan;
+}
+
+int calls_per_run(const TimingPlan& plan, double bytes_per_call) {
+  const int copies = static_cast<int>(plan.copies);
+  if (plan.method == TimingMethod::l2_flush) return copies;
+  // Enough calls that launch-to-launch steady state dominates, and at least one pass over every
+  // weight copy.
+  const int calls = std::max(copies, std::max(8, static_cast<int>(2e8 / bytes_per_call)));
+  return std::min(calls, std::max(copies, 2000));
+}
+
 DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
                              std::int64_t rotate_bytes, int m, std::int64_t ldx, std::int64_t ldy)
     : dtype_(t), inputs_(random_inputs(t, s, ld, seed, m, ldx)), ldy_(ldy ? ldy : s.n),
       x_(inputs_.x.bytes.size()),
       y_(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(t)) {
+  x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
+  rotate_bytes_ = rotate_bytes;
+  set_timing(TimingMethod::automatic);
+}
+
+void DeviceProblem::set_timing(TimingMethod method) {
   const std::size_t wbytes = inputs_.w.bytes.size();
-  const std::int64_t copies =
-      std::max<std::int64_t>(1, (rotate_bytes + static_cast<std::int64_t>(wbytes) - 1) / static_cast<std::int64_t>(wbytes));
+  timing_ = plan_timing(static_cast<std::int64_t>(wbytes), rotate_bytes_, method);
+  weights_.clear();
+  flush_.reset();
   weights_.emplace_back(wbytes);
   weights_[0].upload(inputs_.w.bytes.data(), wbytes);
-  for (std::int64_t i = 1; i < copies; ++i) {
+  for (std::int64_t i = 1; i < timing_.copies; ++i) {
     weights_.emplace_back(wbytes);
     GEMVTUNE_CU(cuMemcpyDtoD, weights_.back().get(), weights_[0].get(), wbytes);
   }
-  x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
+  if (timing_.method == TimingMethod::l2_flush) flush_.emplace(timing_.flush_bytes);
 }
 
 jit::GemvOperands DeviceProblem::operands(int copy) const {
@@ -60,15 +101,15 @@ const std::vector<double>& DeviceProblem::reference() {
 
 CallTiming time_calls(const LaunchFn& launch, DeviceProblem& p, const jit::Stream& stream,
                       LaunchMode mode, int replays) {
-  // Enough calls per measurement that launch-to-launch steady state dominates, and at least
-  // one pass over every weight copy.
-  const int calls = std::max(p.copies(), std::max(8, static_cast<int>(2e8 / p.bytes_per_call())));
-  const int capped = std::min(calls, std::max(p.copies(), 2000));
+  const int calls = calls_per_run(p.timing(), p.bytes_per_call());
   auto enqueue = [&] {
-    for (int i = 0; i < capped; ++i) launch(i, stream.get());
+    for (int i = 0; i < calls; ++i) launch(i, stream.get());
   };
-  jit::Event start, stop;
-  std::vector<double> ms;
+  // The eviction pass (l2_flush) is enqueued before the start event, so it is never timed.
+  auto flush = [&] {
+    if (p.flush()) p.flush()->enqueue(stream.get());
+  };
+  std::optional<jit::CapturedGraph> graph;
   if (mode == LaunchMode::graph) {
     jit::CapturedGraph::begin_capture(stream.get());
     try {
@@ -77,28 +118,29 @@ CallTiming time_calls(const LaunchFn& launch, DeviceProblem& p, const jit::Strea
       try { jit::CapturedGraph::end_capture(stream.get()); } catch (...) {}
       throw;
     }
-    jit::CapturedGraph graph = jit::CapturedGraph::end_capture(stream.get());
-    graph.replay(stream.get());  // warm-up
-    stream.synchronize();
-    for (int r = 0; r < replays; ++r) {
-      start.record(stream.get());
-      graph.replay(stream.get());
-      stop.record(stream.get());
-      ms.push_back(stop.elapsed_ms_since(start));
-    }
-  } else {
-    enqueue();  // warm-up
-    stream.synchronize();
-    for (int r = 0; r < replays; ++r) {
-      start.record(stream.get());
+    graph = jit::CapturedGraph::end_capture(stream.get());
+  }
+  auto run = [&] {
+    if (graph)
+      graph->replay(stream.get());
+    else
       enqueue();
-      stop.record(stream.get());
-      ms.push_back(stop.elapsed_ms_since(start));
-    }
+  };
+  flush();
+  run();  // warm-up
+  stream.synchronize();
+  jit::Event start, stop;
+  std::vector<double> ms;
+  for (int r = 0; r < replays; ++r) {
+    flush();
+    start.record(stream.get());
+    run();
+    stop.record(stream.get());
+    ms.push_back(stop.elapsed_ms_since(start));
   }
   std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
   CallTiming t;
-  t.us_per_call = ms[ms.size() / 2] * 1e3 / capped;
+  t.us_per_call = ms[ms.size() / 2] * 1e3 / calls;
   t.gbps = p.bytes_per_call() / (t.us_per_call * 1e-6) / 1e9;
   return t;
 }

@@ -1,8 +1,9 @@
-// One GEMV problem on the GPU: random weights (rotated through copies so timing measures HBM,
-// not L2), X (m rows), a poisonable Y (m rows), the split-K workspace, and the float64
-// reference. The one harness the tuner, run, bench and the sweep measure with.
+// One GEMV problem on the GPU: random weights (in copies, so timing measures HBM, not L2), X
+// (m rows), a poisonable Y (m rows), the split-K workspace, and the float64 reference. The one
+// harness the tuner, run, bench and the sweep measure with.
 #pragma once
 #include <functional>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "jit/cuda_handles.hpp"
 #include "jit/gemv_launch.hpp"
 #include "tuner/host_data.hpp"
+#include "tuner/l2_flush.hpp"
 
 namespace gemvtune {
 
@@ -20,9 +22,35 @@ inline std::int64_t rotation_bytes(const GpuInfo& gpu) { return gpu.l2_bytes * 5
 // The seed of measurements that report a time (run, bench, sweep); the tuner's is in TuneOptions.
 inline constexpr std::uint64_t kMeasureSeed = 12345;
 
+// How time_calls keeps the weights out of L2 (docs/tuning.md, "Timing that measures HBM"). Either
+// way, between two reads of one weight copy at least rotate_bytes of other data are read.
+enum class TimingMethod {
+  automatic,  // rotation where at most kMaxRotationCopies copies cover rotate_bytes, else l2_flush
+  rotation,   // copies cover rotate_bytes; a graph of back-to-back calls cycles through them
+  l2_flush,   // copies for about 200 MB of calls (kMinFlushCopies to kMaxFlushCopies), each read
+              // once per timed run of back-to-back calls; before each run, outside its events, an
+              // L2Flush pass reads rotate_bytes of scratch
+};
+inline constexpr std::int64_t kMaxRotationCopies = 64;  // rotation from 2.4 MB of weights on an H200
+inline constexpr std::int64_t kMinFlushCopies = 64, kMaxFlushCopies = 256;
+
+struct TimingPlan {
+  TimingMethod method = TimingMethod::rotation;  // rotation or l2_flush
+  std::int64_t copies = 1;                       // weight copies to allocate
+  std::int64_t flush_bytes = 0;                  // read before each timed run; 0 for rotation
+};
+// The plan for weights of copy_bytes (with scales and zeros) per copy. rotate_bytes <= 0: one
+// copy, rotation (nothing to keep out of L2), whatever `method` asks.
+TimingPlan plan_timing(std::int64_t copy_bytes, std::int64_t rotate_bytes,
+                       TimingMethod method = TimingMethod::automatic);
+// Calls per timed run: rotation as before this plan existed (at least one pass over the copies,
+// about 200 MB moved, at most max(copies, 2000)); l2_flush one per copy.
+int calls_per_run(const TimingPlan& plan, double bytes_per_call);
+
 class DeviceProblem {
  public:
-  // rotate_bytes: the weight copies together cover at least this many bytes (0: one copy).
+  // rotate_bytes: other data read between two reads of one weight copy, rotation_bytes(gpu)
+  // to time from HBM (0: one copy, found in L2 when it fits); how is up to plan_timing.
   // m rows of X with row stride ldx (0: K) and of Y with row stride ldy (0: N).
   DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
                 std::int64_t rotate_bytes, int m = 1, std::int64_t ldx = 0, std::int64_t ldy = 0);
@@ -31,6 +59,11 @@ class DeviceProblem {
   const Shape& shape() const { return inputs_.shape; }
   int batch() const { return inputs_.m; }
   int copies() const { return static_cast<int>(weights_.size()); }
+  const TimingPlan& timing() const { return timing_; }
+  // Re-makes the weight copies (and the eviction pass) for `method`; construction chose
+  // automatic. A test times one problem both ways with it.
+  void set_timing(TimingMethod method);
+  const L2Flush* flush() const { return flush_ ? &*flush_ : nullptr; }  // l2_flush only
   jit::GemvOperands operands(int copy) const;
   jit::SplitKWorkspace& workspace() { return workspace_; }
 
@@ -45,14 +78,19 @@ class DeviceProblem {
   DType dtype_;
   GemvInputs inputs_;
   std::vector<double> reference_;
-  std::vector<jit::DeviceBuffer> weights_;
+  std::vector<jit::DeviceBuffer> weights_;  // timing_.copies copies
+  std::int64_t rotate_bytes_ = 0;
+  TimingPlan timing_;
+  std::optional<L2Flush> flush_;
   std::int64_t ldy_;
   jit::DeviceBuffer x_, y_;
   jit::SplitKWorkspace workspace_;
 };
 
-// Median time of one call, from CUDA events around replays of a graph of `calls` launches
-// back to back (graph) or around `calls` launches from the host (eager), after warm-up.
+// Median time of one call over `replays` timed runs, after a warm-up run. A run is
+// calls_per_run(p.timing(), ...) launches back to back, rotating over the copies: replays of a
+// graph of them (graph) or launches from the host (eager), with CUDA events around the launches
+// only. With l2_flush, p.flush() runs before each run's start event.
 struct CallTiming {
   double us_per_call = 0;
   double gbps = 0;

@@ -1,6 +1,7 @@
 target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/tuner/host_data.cpp
   ${CMAKE_SOURCE_DIR}/tuner/device_problem.cpp
+  ${CMAKE_SOURCE_DIR}/tuner/l2_flush.cpp
   ${CMAKE_SOURCE_DIR}/tuner/model.cpp)
 target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/tuner/strategy_common.cpp
