@@ -34,6 +34,7 @@ Json encode_tuned(const TuneRecord& r) {
               {"k", r.key.shape.k},
               {"dtype", std::string(to_string(r.key.dtype))},
               {"batch", r.key.batch},
+              {"weights", std::string(to_string(r.key.weights))},
               {"template_version", r.key.template_version},
               {"config", r.config},
               {"time_us", r.time_us},
@@ -147,6 +148,11 @@ TuneRecord decode_tuned(const Json& t, const std::string& where) {
   const std::string dtype = get_string(t, "dtype", where);
   r.key.dtype = at_location(where + ".dtype", [&] { return parse_dtype(dtype); });
   r.key.batch = get_int(t, "batch", where);
+  // Absent in documents of format version 1 (before quantized weights): those are dense.
+  if (t.contains("weights")) {
+    const std::string weights = get_string(t, "weights", where);
+    r.key.weights = at_location(where + ".weights", [&] { return parse_weight_format(weights); });
+  }
   r.key.template_version = get_string(t, "template_version", where);
   r.config = get_string(t, "config", where);
   r.time_us = get_number(t, "time_us", where);

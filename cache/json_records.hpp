@@ -11,8 +11,12 @@
 namespace gemvtune::cache {
 
 // Identifies the document; bumped when a change would make older builds misread it.
+//   1: the first form
+//   2: a tuned record has "weights" (its weight format); a build of version 1 would ignore it
+//      and take a quantized result for a dense one. A record without it is dense, so version 1
+//      documents still import.
 inline constexpr const char* kJsonFormatName = "gemvtune-cache";
-inline constexpr int kJsonFormatVersion = 1;
+inline constexpr int kJsonFormatVersion = 2;
 
 // ordered_json keeps fields in the order written, which reads better than alphabetical.
 using Json = nlohmann::ordered_json;

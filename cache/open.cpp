@@ -124,7 +124,10 @@ Connection open_read_write(const std::string& path, bool exists) {
   // SQLite silently falls back to read-only for a write-protected file.
   if (conn.is_read_only()) throw_cache_error(path, "file is not writable (opened read_write)");
   conn.set_busy_timeout_ms(kBusyTimeoutMs);
-  conn.exec("PRAGMA foreign_keys = ON");
+  // Migrations run with foreign keys off: rebuilding a table (v1 -> v2) drops the old one,
+  // which with them on would cascade-delete every candidate. The pragma is a no-op inside a
+  // transaction, hence set here, and turned on once the schema is current.
+  conn.exec("PRAGMA foreign_keys = OFF");
 
   // Another process may have created or migrated the file since the check above, so the
   // state is read again under the write lock before migrating.
@@ -133,6 +136,7 @@ Connection open_read_write(const std::string& path, bool exists) {
     migrate_to_current(conn, read_schema_state(conn));
     tx.commit();
   }
+  conn.exec("PRAGMA foreign_keys = ON");
 
   // WAL lets readers and one writer work at once; persistent in the file once set.
   const std::string journal = conn.query_text("PRAGMA journal_mode = WAL");

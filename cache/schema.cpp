@@ -7,7 +7,8 @@
 namespace gemvtune::cache {
 namespace {
 
-// v0 -> v1: the winners, every measured candidate, and the bandwidth ceiling per GPU.
+// v0 -> v1: the winners, every measured candidate, and the bandwidth ceiling per GPU. A new
+// file runs every migration in turn, so this stays the v1 schema as it was released.
 void create_v1_tables(const Connection& conn) {
   conn.exec(R"sql(
     CREATE TABLE tuned (
@@ -56,9 +57,66 @@ void create_v1_tables(const Connection& conn) {
   )sql");
 }
 
+// v1 -> v2: the weight format joins the key of `tuned` (issue 12, quantized weights). SQLite
+// cannot change a UNIQUE constraint in place, so the table is rebuilt as SQLite documents
+// ("Making Other Kinds Of Table Schema Changes"): create the new table, copy every row with
+// its id (so candidates.tuned_id stays valid) as dense, which is all a v1 file can hold, drop
+// the old table and rename the new one. Dropping a table deletes its rows first, and with
+// foreign keys on that DELETE would cascade to every candidate; so migrations run with
+// foreign keys off (open.cpp turns them on afterwards), checked here rather than assumed, and
+// the rows are counted before and after, inside the caller's transaction.
+void add_weights_to_key(const Connection& conn) {
+  if (conn.query_int("PRAGMA foreign_keys") != 0)
+    throw_cache_error(conn.path(), "internal error: the v1 -> v2 migration needs foreign keys off "
+                                   "(dropping the old table would delete every candidate)");
+  constexpr const char* kCountRows =
+      "SELECT (SELECT count(*) FROM tuned) * 4294967296 +"
+      " (SELECT count(*) FROM candidates WHERE tuned_id IN (SELECT id FROM tuned))";
+  const std::int64_t before = conn.query_int(kCountRows);
+  conn.exec(R"sql(
+    CREATE TABLE tuned_v2 (
+      id               INTEGER PRIMARY KEY,
+      gpu_name         TEXT    NOT NULL,
+      sm_count         INTEGER NOT NULL,
+      cc_major         INTEGER NOT NULL,
+      cc_minor         INTEGER NOT NULL,
+      n                INTEGER NOT NULL,
+      k                INTEGER NOT NULL,
+      dtype            TEXT    NOT NULL,
+      batch            INTEGER NOT NULL,
+      weights          TEXT    NOT NULL DEFAULT 'dense',
+      template_version TEXT    NOT NULL,
+      config           TEXT    NOT NULL,
+      time_us          REAL    NOT NULL,
+      gbps             REAL    NOT NULL,
+      pct_of_ceiling   REAL    NOT NULL,
+      strategy         TEXT    NOT NULL,
+      driver_version   INTEGER NOT NULL,
+      nvrtc_version    TEXT    NOT NULL,
+      timestamp        INTEGER NOT NULL,
+      UNIQUE (gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, weights, template_version)
+    );
+    INSERT INTO tuned_v2 (id, gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, weights,
+                          template_version, config, time_us, gbps, pct_of_ceiling, strategy,
+                          driver_version, nvrtc_version, timestamp)
+      SELECT id, gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, 'dense',
+             template_version, config, time_us, gbps, pct_of_ceiling, strategy,
+             driver_version, nvrtc_version, timestamp
+      FROM tuned;
+    DROP TABLE tuned;
+    ALTER TABLE tuned_v2 RENAME TO tuned;
+  )sql");
+  // Every winner, and every candidate that had its winner, must still be there (candidates
+  // whose winner was already missing are left as they were: they are never read).
+  if (conn.query_int(kCountRows) != before)
+    throw_cache_error(conn.path(), "internal error: the v1 -> v2 migration lost rows; the file is "
+                                   "left as it was");
+}
+
 using Migration = void (*)(const Connection&);
 constexpr Migration kMigrations[] = {
-    &create_v1_tables,  // 0 -> 1
+    &create_v1_tables,    // 0 -> 1
+    &add_weights_to_key,  // 1 -> 2
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

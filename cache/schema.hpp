@@ -11,7 +11,9 @@ namespace gemvtune::cache {
 
 // The version this build creates and understands. Raising it means adding one migration
 // function to kMigrations in schema.cpp.
-inline constexpr int kSchemaVersion = 1;
+//   1: tuned (winners), candidates, peaks
+//   2: tuned gains `weights` (the weight format, 'dense' for v1 rows), part of its UNIQUE key
+inline constexpr int kSchemaVersion = 2;
 // "GMVT": marks a SQLite file as a gemvtune cache.
 inline constexpr std::int32_t kApplicationId = 0x474D5654;
 
@@ -34,7 +36,9 @@ SchemaState read_schema_state(const Connection& conn);
 void check_usable(const SchemaState& state, const std::string& path);
 
 // Upgrades from `state.version` to kSchemaVersion and marks the file as ours. The caller
-// holds a WriteTransaction, so a failed step leaves the file as it was.
+// holds a WriteTransaction, so a failed step leaves the file as it was, and has foreign keys
+// off on the connection (a migration that rebuilds a table must not cascade-delete the rows
+// that reference it; SQLite ignores the pragma inside a transaction).
 void migrate_to_current(const Connection& conn, const SchemaState& state);
 
 }  // namespace gemvtune::cache

@@ -1,8 +1,9 @@
 // SQL for TuneRecords: key binding, row <-> struct conversion, and the replace that store()
 // and import_json() share. A row read back is parsed strictly and checked as store() checks
 // a record: one this build cannot use (written by another tool, a newer build or by hand:
-// an unknown dtype, a negative time, a config that does not parse) is treated as absent, so
-// it is never served and a good entry may replace it, and callers can have it described.
+// an unknown dtype or weight format, a negative time, a config that does not parse) is treated
+// as absent, so it is never served and a good entry may replace it, and callers can have it
+// described.
 #include "cache/tuned_rows.hpp"
 
 #include <string>
@@ -16,25 +17,26 @@ namespace gemvtune::cache {
 namespace {
 
 constexpr const char* kSelectTuned =
-    "SELECT id, gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, template_version,"
-    " config, time_us, gbps, pct_of_ceiling, strategy, driver_version, nvrtc_version, timestamp"
-    " FROM tuned";
+    "SELECT id, gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, weights,"
+    " template_version, config, time_us, gbps, pct_of_ceiling, strategy, driver_version,"
+    " nvrtc_version, timestamp FROM tuned";
 
-// The nine key columns as ?1..?9, bound by bind_key.
+// The ten key columns as ?1..?10, bound by bind_key.
 const std::string kWhereKey = std::string(kWhereGpu) +
                               " AND n = ?5 AND k = ?6 AND dtype = ?7 AND batch = ?8"
-                              " AND template_version = ?9";
+                              " AND weights = ?9 AND template_version = ?10";
 
 void bind_key(Statement& s, const CacheKey& key) {
   bind_gpu(s, key.gpu).bind(5, key.shape.n).bind(6, key.shape.k).bind(7, to_string(key.dtype))
-      .bind(8, key.batch).bind(9, key.template_version);
+      .bind(8, key.batch).bind(9, to_string(key.weights)).bind(10, key.template_version);
 }
 
 // Describes a row for a message about it: its id and key as stored.
 std::string describe_row(const Statement& s) {
   return "tuned row " + std::to_string(s.column_int64(0)) + " (" + abbreviated(s.column_text(1)) + ", " +
          std::to_string(s.column_int64(5)) + "x" + std::to_string(s.column_int64(6)) + ", " +
-         abbreviated(s.column_text(7)) + ", templates " + abbreviated(s.column_text(9)) + ")";
+         abbreviated(s.column_text(7)) + ", M=" + std::to_string(s.column_int64(8)) + ", weights " +
+         abbreviated(s.column_text(9)) + ", templates " + abbreviated(s.column_text(10)) + ")";
 }
 
 // Reads a row of kSelectTuned into r (text parsed strictly) and checks it as store() would;
@@ -45,15 +47,16 @@ std::int64_t read_tuned_row(const Statement& s, TuneRecord& r) {
   r.key.shape.k = s.column_int64(6);
   r.key.dtype = parse_dtype(s.column_text(7));
   r.key.batch = s.column_int(8);
-  r.key.template_version = s.column_text(9);
-  r.config = s.column_text(10);
-  r.time_us = s.column_double(11);
-  r.gbps = s.column_double(12);
-  r.pct_of_ceiling = s.column_double(13);
-  r.strategy = s.column_text(14);
-  r.driver_version = s.column_int(15);
-  r.nvrtc_version = s.column_text(16);
-  r.timestamp = s.column_int64(17);
+  r.key.weights = parse_weight_format(s.column_text(9));
+  r.key.template_version = s.column_text(10);
+  r.config = s.column_text(11);
+  r.time_us = s.column_double(12);
+  r.gbps = s.column_double(13);
+  r.pct_of_ceiling = s.column_double(14);
+  r.strategy = s.column_text(15);
+  r.driver_version = s.column_int(16);
+  r.nvrtc_version = s.column_text(17);
+  r.timestamp = s.column_int64(18);
   validate_record(r);  // r.candidates is still empty: the winner alone
   return s.column_int64(0);
 }
@@ -134,14 +137,16 @@ std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candida
                                        std::vector<std::string>* skipped) {
   Statement s = conn.prepare(std::string(kSelectTuned) +
                              " ORDER BY gpu_name, sm_count, cc_major, cc_minor, dtype, n, k,"
-                             " batch, template_version");
+                             " batch, weights, template_version");
   return load_rows(conn, s, with_candidates, skipped);
 }
 
 std::vector<TuneRecord> load_same_family(const Connection& conn, const CacheKey& key) {
   Statement s = conn.prepare(std::string(kSelectTuned) + kWhereGpu +
-                             " AND dtype = ?5 AND batch = ?6 AND template_version = ?7 ORDER BY n, k");
-  bind_gpu(s, key.gpu).bind(5, to_string(key.dtype)).bind(6, key.batch).bind(7, key.template_version);
+                             " AND dtype = ?5 AND batch = ?6 AND weights = ?7 AND template_version = ?8"
+                             " ORDER BY n, k");
+  bind_gpu(s, key.gpu).bind(5, to_string(key.dtype)).bind(6, key.batch).bind(7, to_string(key.weights))
+      .bind(8, key.template_version);
   return load_rows(conn, s, false, nullptr);
 }
 
@@ -158,14 +163,14 @@ void replace_tuned(const Connection& conn, const TuneRecord& r) {
   del_tuned.run();
 
   Statement ins = conn.prepare(
-      "INSERT INTO tuned (gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch,"
+      "INSERT INTO tuned (gpu_name, sm_count, cc_major, cc_minor, n, k, dtype, batch, weights,"
       " template_version, config, time_us, gbps, pct_of_ceiling, strategy, driver_version,"
       " nvrtc_version, timestamp)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   bind_key(ins, r.key);
-  ins.bind(10, r.config).bind(11, r.time_us).bind(12, r.gbps).bind(13, r.pct_of_ceiling)
-      .bind(14, r.strategy).bind(15, r.driver_version).bind(16, r.nvrtc_version)
-      .bind(17, r.timestamp);
+  ins.bind(11, r.config).bind(12, r.time_us).bind(13, r.gbps).bind(14, r.pct_of_ceiling)
+      .bind(15, r.strategy).bind(16, r.driver_version).bind(17, r.nvrtc_version)
+      .bind(18, r.timestamp);
   ins.run();
   const std::int64_t tuned_id = conn.last_insert_rowid();
 

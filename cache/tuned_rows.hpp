@@ -20,11 +20,12 @@ std::optional<TuneRecord> load_tuned(const Connection& conn, const CacheKey& key
 std::optional<double> load_tuned_time(const Connection& conn, const CacheKey& key);
 // Whether any row, usable or not, holds `key`.
 bool has_tuned_row(const Connection& conn, const CacheKey& key);
-// All usable winners ordered by gpu, dtype, n, k, batch, template_version; one line per
+// All usable winners ordered by gpu, dtype, n, k, batch, weights, template_version; one line per
 // skipped row or candidate goes to `skipped` when given.
 std::vector<TuneRecord> load_all_tuned(const Connection& conn, bool with_candidates,
                                        std::vector<std::string>* skipped = nullptr);
-// Usable winners with the same gpu, dtype, batch and template_version as `key`, any shape.
+// Usable winners with the same gpu, dtype, batch, weights and template_version as `key`, any
+// shape.
 std::vector<TuneRecord> load_same_family(const Connection& conn, const CacheKey& key);
 
 // Deletes the winner of r.key and its candidates, then inserts r. Call inside a transaction.

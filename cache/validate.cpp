@@ -85,6 +85,9 @@ void validate_key(const CacheKey& k) {
       fail("unknown dtype value " + std::to_string(static_cast<int>(k.dtype)));
   }
   if (k.batch < 1) fail("batch must be >= 1, got " + std::to_string(k.batch));
+  bool known_weights = false;
+  for (WeightFormat f : kAllWeightFormats) known_weights |= f == k.weights;
+  if (!known_weights) fail("unknown weight format value " + std::to_string(static_cast<int>(k.weights)));
   check_text(k.template_version, "template_version");
 }
 

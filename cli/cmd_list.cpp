@@ -1,4 +1,5 @@
 // gemvtune list: every tuned entry of the cache as a table (or JSON), with each GPU's ceiling.
+// Each entry is one problem: GPU, shape, dtype, weight format, batch M and template version.
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -15,7 +16,8 @@ int cmd_list(const std::vector<std::string>& args) {
   std::string db;
   desc.add_options()
       ("db", po::value(&db), kDbHelp)
-      ("json", "print the entries as JSON (without candidates; `export` has them)");
+      ("json", "print the entries as JSON, each with its \"weights\" format (without candidates; `export` has "
+               "them)");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm, "gemvtune list [--db PATH] [--json]")) return kOk;
   const std::string path = db_path(db);
@@ -50,13 +52,15 @@ int cmd_list(const std::vector<std::string>& args) {
     std::cout << "nothing tuned in " << path << "\n";
     return kOk;
   }
-  TextTable table({"gpu", "shape", "dtype", "batch", "config", "us", "GB/s", "% ceiling", "strategy", "templates", "tuned"},
-                  {false, false, false, true, false, true, true, true, false, false, false});
+  TextTable table({"gpu", "shape", "dtype", "weights", "batch", "config", "us", "GB/s", "% ceiling", "strategy", "templates",
+                   "tuned"},
+                  {false, false, false, false, true, false, true, true, true, false, false, false});
   bool stale = false;
   for (const TuneRecord& r : records) {
     const bool current = r.key.template_version == template_version();
     stale |= !current;
-    table.add({r.key.gpu.key(), to_string(r.key.shape), std::string(to_string(r.key.dtype)), std::to_string(r.key.batch),
+    table.add({r.key.gpu.key(), to_string(r.key.shape), std::string(to_string(r.key.dtype)),
+               std::string(to_string(r.key.weights)), std::to_string(r.key.batch),
                r.config, fixed("%.2f", r.time_us), fixed("%.0f", r.gbps), fixed("%.1f", r.pct_of_ceiling), r.strategy,
                current ? "current" : r.key.template_version + " (old)", utc_date(r.timestamp)});
   }

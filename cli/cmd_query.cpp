@@ -1,9 +1,11 @@
-// gemvtune query: which config the runtime would use for a shape on this GPU, and where it
-// comes from (exact tuned entry, nearest tuned shape, or the analytic model's default).
+// gemvtune query: which config the runtime would use for a problem (shape, M, dtype, weight
+// format) on this GPU, and where it comes from (exact tuned entry, a covering M, nearest tuned
+// shape, or the analytic model's default).
 #include <filesystem>
 #include <iostream>
 
 #include "cli/batch_option.hpp"
+#include "cli/weights_option.hpp"
 #include "tuner/report_json.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
@@ -18,13 +20,17 @@ namespace gemvtune::cli {
 
 int cmd_query(const std::vector<std::string>& args) {
   po::options_description desc("query options");
-  std::string shape_text, dtype_text, db, gpu_text;
+  std::string shape_text, dtype_text, weights_text, db, gpu_text;
   std::vector<std::string> batch_texts;
   int device = 0;
   desc.add_options()
       ("shape", po::value(&shape_text)->required(), "NxK, e.g. 4096x14336")
       ("batch", po::value(&batch_texts), "batch M, 1..16 (default 1); an untuned M is answered by a tuned M that covers it")
-      ("dtype", po::value(&dtype_text)->default_value("bf16"), "fp32, fp16 or bf16")
+      ("dtype", po::value(&dtype_text)->default_value("bf16"), "fp32, fp16 or bf16 (of x and y)")
+      ("weights", po::value(&weights_text)->default_value(kWeightsDefault),
+       (std::string(kWeightsHelp) +
+        "; only entries tuned for this format are used, and with none the answer is the model's default")
+           .c_str())
       ("db", po::value(&db), kDbHelp)
       ("device", po::value(&device)->default_value(0), "GPU ordinal whose model is asked about")
       ("gpu", po::value(&gpu_text),
@@ -33,10 +39,12 @@ int cmd_query(const std::vector<std::string>& args) {
       ("json", "print the answer as JSON");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
-                    "gemvtune query --shape NxK [--batch M] [--dtype bf16] [--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--json]"))
+                    "gemvtune query --shape NxK [--batch M] [--dtype bf16] [--weights dense] [--db PATH] "
+                    "[--device 0 | --gpu NAME/132sm/cc9.0] [--json]"))
     return kOk;
   const Shape shape = parse_shape(shape_text);
   const DType dtype = parse_dtype(dtype_text);
+  const WeightFormat weights = parse_weights(weights_text, dtype);
   const std::vector<int> batches = parse_batches(batch_texts);
   if (batches.size() != 1) throw UsageError("query answers for one --batch at a time");
   const int batch = batches.front();
@@ -47,13 +55,14 @@ int cmd_query(const std::vector<std::string>& args) {
   // No cache file yet is a normal state (nothing tuned): the answer is the model's default.
   std::optional<TuningCache> cache;
   if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
-  const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch);
+  const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch, weights);
+  const TuneJob job{shape, dtype, batch, weights};
 
   if (vm.count("json")) {
-    std::cout << report::query_json(TuneJob{shape, dtype, batch}, gpu, r, path).dump(2) << "\n";
+    std::cout << report::query_json(job, gpu, r, path).dump(2) << "\n";
     return kOk;
   }
-  std::cout << to_string(TuneJob{shape, dtype, batch}) << (batch > 1 ? " (M x N x K)" : "") << " on " << gpu.key() << " (templates "
+  std::cout << to_string(job) << (batch > 1 ? " (M x N x K)" : "") << " on " << gpu.key() << " (templates "
             << template_version() << "):\n";
   std::cout << "  config  " << to_string(r.config) << "\n";
   std::cout << "  source  " << r.source_text << (cache ? "" : " (no cache at " + path + ")") << "\n";
@@ -67,8 +76,14 @@ int cmd_query(const std::vector<std::string>& args) {
     model.sm_count = gpu.sm_count;
     if (cache)
       if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
-    std::cout << "  stored  nothing tuned for this GPU model and templates; the model estimates "
-              << fixed("%.2f", estimate(r.config, dtype, shape, model).time_us) << " us\n";
+    if (weights == WeightFormat::dense) {
+      std::cout << "  stored  nothing tuned for this GPU model and templates; the model estimates "
+                << fixed("%.2f", estimate(r.config, dtype, shape, model).time_us) << " us\n";
+    } else {
+      std::cout << "  stored  nothing tuned for " << to_string(weights)
+                << " weights on this GPU model and templates; the config is the analytic model's default "
+                   "(the quantized kernels take the same knobs)\n";
+    }
   }
   return kOk;
 }

@@ -1,6 +1,6 @@
 // Which config to run a problem with: the exact tuned entry, else the same shape tuned at a
 // batch that covers M, else the nearest usable tuned shape, else the analytic model's default;
-// never an entry of another GPU or template version.
+// never an entry of another GPU, weight format or template version.
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
 #include "gemvtune/resolve.hpp"
@@ -32,14 +32,14 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 }  // namespace
 
 Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
-                        int batch) {
+                        int batch, WeightFormat weights) {
   check_shape(shape);
   check_batch(batch);
   Resolved out;
   GpuModelParams model;
   if (gpu.sm_count > 0) model.sm_count = gpu.sm_count;
   if (cache) {
-    CacheKey key = key_of(gpu, TuneJob{shape, dtype, batch});
+    CacheKey key = key_of(gpu, TuneJob{shape, dtype, batch, weights});
     const auto usable = [&](const std::string& config) { return usable_config(config, dtype, shape, batch).has_value(); };
     const auto take = [&](std::optional<TuneRecord> found) {
       out.config = *usable_config(found->config, dtype, shape, batch);
@@ -56,8 +56,8 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     };
     // The exact problem, then the same shape at the smallest batch above M whose kernel covers
     // M (its m tile), then the nearest shape at M, then at the covering batches. nearest()
-    // counts the exact shape as distance 0 and its key carries gpu and template version, so
-    // other GPUs and templates are never candidates.
+    // counts the exact shape as distance 0 and its key carries gpu, weight format and template
+    // version, so other GPUs, formats and templates are never candidates.
     key.batch = batch;
     if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
     for (int b = batch + 1; b <= kMaxBatch; ++b) {

@@ -32,6 +32,7 @@ Json outcome_json(const JobOutcome& o) {
          {"k", o.job.shape.k},
          {"batch", o.job.batch},
          {"dtype", std::string(to_string(o.job.dtype))},
+         {"weights", std::string(to_string(o.job.weights))},
          {"gpu", o.gpu.key()},
          {"device", o.device},
          {"status", kStatus[static_cast<int>(o.status)]}};
@@ -69,6 +70,7 @@ Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, c
   return Json{{"shape", to_string(job.shape)},
               {"batch", job.batch},
               {"dtype", std::string(to_string(job.dtype))},
+              {"weights", std::string(to_string(job.weights))},
               {"gpu", gpu.key()},
               {"template_version", template_version()},
               {"config", to_string(r.config)},

@@ -17,8 +17,8 @@ Json peak_json(const PeakRecord& p);
 // One job of a tune run: tuned (with its record), skipped (what the cache holds) or failed.
 Json outcome_json(const JobOutcome& o);
 Json preset_json(const Preset& p);
-// The answer of `query --json` (and gemvtune_query): the problem, the config it resolved to,
-// where from, and the cache entry used.
+// The answer of `query --json` (and gemvtune_query): the problem (with its weight format),
+// the config it resolved to, where from, and the cache entry used.
 Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, const std::string& db);
 
 // "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key()) back into its parts (the name may hold '/'),

@@ -150,12 +150,15 @@ CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job) {
   k.shape = job.shape;
   k.dtype = job.dtype;
   k.batch = job.batch;
+  k.weights = job.weights;
   k.template_version = template_version();
   return k;
 }
 
 std::string to_string(const TuneJob& job) {
-  return to_string(job.shape, job.batch) + " " + std::string(to_string(job.dtype));
+  std::string text = to_string(job.shape, job.batch) + " " + std::string(to_string(job.dtype));
+  if (job.weights != WeightFormat::dense) text += " " + std::string(to_string(job.weights));
+  return text;
 }
 
 namespace {

@@ -1,5 +1,5 @@
-// The tuning cache: a SQLite file that remembers, per GPU model, shape, dtype, batch and
-// template version, which kernel config won and every candidate that was measured, plus the
+// The tuning cache: a SQLite file that remembers, per GPU model, shape, dtype, batch, weight
+// format and template version, which kernel config won and every candidate that was measured, plus the
 // measured bandwidth ceiling of each GPU. Safe for several processes writing one file.
 #pragma once
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "gemvtune/dtype.hpp"
 #include "gemvtune/gpu.hpp"
 #include "gemvtune/shape.hpp"
+#include "gemvtune/weights.hpp"
 
 namespace gemvtune {
 
@@ -23,6 +24,9 @@ struct CacheKey {
   Shape shape;
   DType dtype = DType::bf16;
   int batch = 1;
+  // The format of W (dense: the activation dtype itself). A config tuned for one format is
+  // never served for another: the kernels read different bytes.
+  WeightFormat weights = WeightFormat::dense;
   std::string template_version;
 };
 
@@ -107,10 +111,10 @@ class TuningCache {
   std::optional<TuneRecord> find(const CacheKey& k, bool with_candidates = false) const;
   bool contains(const CacheKey& k) const;
   // All usable winners (without candidates), ordered by gpu, dtype, n, k (then batch,
-  // template); problems() names the rows left out.
+  // weight format, template); problems() names the rows left out.
   std::vector<TuneRecord> list() const;
 
-  // The tuned shape on the same gpu, dtype, batch and template_version that is nearest to
+  // The tuned shape on the same gpu, dtype, batch, weights and template_version nearest to
   // k.shape by |log(n/n')| + |log(k/k')| and whose config `usable` accepts; the exact shape
   // counts too. Ties go to the smaller (n, k). An empty `usable` accepts every config.
   // Candidates are not loaded (find(r.key, true) does).

@@ -21,14 +21,16 @@ struct Resolved {
   std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
 };
 
-// The config to run (dtype, shape) at batch M on `gpu` with the current templates: the exact
-// cache entry; else the same shape tuned at the smallest batch above M whose config covers M
-// (its m tile); else the nearest tuned shape at batch M (then at a covering batch) of the same
-// GPU, dtype and template version whose config can run this problem; else the analytic
-// model's default (the cache's peak, if any, feeds the model). Entries of another GPU or
-// template version are never used. cache may be null (no cache file): then the default.
-// Needs no GPU.
+// The config to run (dtype, shape) at batch M with weights in format `weights` on `gpu` with
+// the current templates: the exact cache entry; else the same shape tuned at the smallest
+// batch above M whose config covers M (its m tile); else the nearest tuned shape at batch M
+// (then at a covering batch) of the same GPU, dtype, weight format and template version whose
+// config can run this problem; else the analytic model's default (the cache's peak, if any,
+// feeds the model). Entries of another GPU, weight format or template version are never used.
+// The default is the dense model's for every format (the quantized families take the same
+// config knobs; whether to run it is the caller's decision); source_text says it is the
+// default. cache may be null (no cache file): then the default. Needs no GPU.
 Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
-                        int batch = 1);
+                        int batch = 1, WeightFormat weights = WeightFormat::dense);
 
 }  // namespace gemvtune

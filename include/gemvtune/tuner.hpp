@@ -40,13 +40,15 @@ double spearman_rank_correlation(const std::vector<double>& a, const std::vector
 
 // ---- tuning one GPU -------------------------------------------------------------------------
 
-// One problem to tune: batch rows M (1..kMaxBatch), shape, dtype.
+// One problem to tune: batch rows M (1..kMaxBatch), shape, activation dtype, weight format.
 struct TuneJob {
   Shape shape;
   DType dtype = DType::bf16;
   int batch = 1;
+  WeightFormat weights = WeightFormat::dense;
 };
-// "16x4096x4096 bf16" at M > 1, "4096x4096 bf16" at M = 1: the one text form in logs.
+// "16x4096x4096 bf16" at M > 1, "4096x4096 bf16" at M = 1, then the weight format unless
+// dense ("4096x4096 bf16 int4g128"): the one text form in logs and the CLI.
 std::string to_string(const TuneJob& job);
 // The cache key of a job on a GPU with the current templates: the one place it is assembled.
 CacheKey key_of(const GpuIdentity& gpu, const TuneJob& job);

@@ -126,14 +126,21 @@ inline GpuIdentity h200() { return GpuIdentity{"NVIDIA H200", 132, 9, 0}; }
 
 inline CacheKey make_key(std::int64_t n, std::int64_t k, GpuIdentity gpu = h200(),
                          DType dtype = DType::bf16, int batch = 1,
-                         std::string template_version = "tpl-1") {
+                         std::string template_version = "tpl-1",
+                         WeightFormat weights = WeightFormat::dense) {
   CacheKey key;
   key.gpu = std::move(gpu);
   key.shape = Shape{n, k};
   key.dtype = dtype;
   key.batch = batch;
+  key.weights = weights;
   key.template_version = std::move(template_version);
   return key;
+}
+
+// make_key(n, k) with another weight format.
+inline CacheKey make_key(std::int64_t n, std::int64_t k, WeightFormat weights) {
+  return make_key(n, k, h200(), DType::bf16, 1, "tpl-1", weights);
 }
 
 inline TuneRecord make_record(const CacheKey& key, std::string config = "t128_r2_kw1_v16_u4_sk1_cs",
@@ -166,6 +173,7 @@ inline void expect_same_key(const CacheKey& a, const CacheKey& b) {
   EXPECT_EQ(a.shape.k, b.shape.k);
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.batch, b.batch);
+  EXPECT_EQ(a.weights, b.weights);
   EXPECT_EQ(a.template_version, b.template_version);
 }
 

@@ -52,6 +52,8 @@ std::vector<TuneRecord> sample_records() {
   odd.candidates.clear();
   records.push_back(odd);
   records.push_back(make_record(make_key(8192, 8192, cache_test::h200(), DType::f16, 4), cfg, 3.5));
+  // The same key as the first but for int4 weights: an entry of its own.
+  records.push_back(make_record(make_key(4096, 14336, WeightFormat::int4_g128), cfg, 2.5));
   return records;
 }
 
@@ -64,12 +66,14 @@ TEST(CacheJson, ExportImportRoundTripsEveryField) {
   source.store_peak(peak);
 
   const std::string exported = export_text(source);
-  EXPECT_NE(exported.find("\"format_version\": 1"), std::string::npos) << exported.substr(0, 200);
+  EXPECT_NE(exported.find("\"format_version\": 2"), std::string::npos) << exported.substr(0, 200);
+  EXPECT_NE(exported.find("\"weights\": \"int4g128\""), std::string::npos);
+  EXPECT_NE(exported.find("\"weights\": \"dense\""), std::string::npos);
   EXPECT_NE(exported.find("\n  "), std::string::npos) << "not indented";
 
   TuningCache copy(dir.file("copy.sqlite"), CacheMode::read_write);
   const TuningCache::ImportStats stats = import_text(copy, exported);
-  EXPECT_EQ(stats.added, 3);
+  EXPECT_EQ(stats.added, 4);
   EXPECT_EQ(stats.replaced, 0);
   EXPECT_EQ(stats.kept, 0);
 
@@ -148,11 +152,17 @@ TEST(CacheJson, MalformedImportChangesNothing) {
       {"", "malformed JSON"},
       {"[1, 2, 3]", "expected an object"},
       {R"({"format":"something-else","format_version":1,"tuned":[],"peaks":[]})", "format"},
-      {R"({"format":"gemvtune-cache","format_version":2,"tuned":[],"peaks":[]})", "newer"},
+      {R"({"format":"gemvtune-cache","format_version":3,"tuned":[],"peaks":[]})", "newer"},
       {R"({"format":"gemvtune-cache","format_version":1,"peaks":[]})", "tuned: missing"},
       {replaced("\"time_us\": 1.0", "\"time_us\": \"fast\""), "tuned[1].candidates[0].time_us: expected a number"},
       {replaced("\"n\": 78", "\"n\": -78"), "tuned[1]"},
       {replaced("\"dtype\": \"bf16\"", "\"dtype\": \"int4\""), "tuned[1].dtype"},
+      {replaced("\"weights\": \"dense\"", "\"weights\": \"int5g128\""),
+       "tuned[1].weights: unknown weight format 'int5g128' (expected one of dense, int8, fp8, fp8t, int4g32, "
+       "int4g64, int4g128)"},
+      {replaced("\"weights\": \"dense\"", "\"weights\": \"bf16\""), "tuned[1].weights: unknown weight format"},
+      {replaced("\"weights\": \"dense\"", "\"weights\": 4"), "tuned[1].weights: expected a string"},
+      {replaced("\"weights\": \"dense\"", "\"weights\": null"), "tuned[1].weights: expected a string"},
       {replaced("\"outcome\": \"passed\"", "\"outcome\": \"great\""), "tuned[1].candidates[1].outcome"},
       {replaced("\"candidates\": [", "\"candidates\": {"), "malformed JSON"},
       {replaced("\"sm_count\": 132", "\"sm_count\": 1.5"), "tuned[1].gpu.sm_count"},
@@ -168,6 +178,58 @@ TEST(CacheJson, MalformedImportChangesNothing) {
     EXPECT_EQ(export_text(cache), before);
   }
   EXPECT_EQ(import_text(cache, valid).added, 2);  // the uncorrupted document does import
+}
+
+// Exports of format version 1 (before quantized weights) have no "weights": their records
+// import as dense, and merge with the dense entries of the same key.
+TEST(CacheJson, DocumentWithoutWeightsImportsAsDense) {
+  TempDir dir;
+  TuningCache cache(dir.file("cache.sqlite"), CacheMode::read_write);
+  const std::string v1 = R"({
+    "format": "gemvtune-cache", "format_version": 1,
+    "tuned": [{
+      "gpu": {"name": "NVIDIA H200", "sm_count": 132, "cc_major": 9, "cc_minor": 0},
+      "n": 4096, "k": 4096, "dtype": "bf16", "batch": 1, "template_version": "tpl-1",
+      "config": "t128_r2_kw1_v16_u4_sk1_cs", "time_us": 8.5, "gbps": 3950.0, "pct_of_ceiling": 87.0,
+      "strategy": "model", "driver_version": 13000, "nvrtc_version": "13.0", "timestamp": 1764417600,
+      "candidates": [{"config": "t128_r2_kw1_v16_u4_sk1_cs", "outcome": "passed", "reason": "",
+                      "time_us": 8.5, "gbps": 3950.0, "pct_of_ceiling": 87.0}]
+    }],
+    "peaks": []
+  })";
+  cache.store(make_record(make_key(4096, 4096, WeightFormat::int4_g128), cfg, 3.0));
+  EXPECT_EQ(import_text(cache, v1).added, 1);
+  const auto dense = cache.find(make_key(4096, 4096), true);
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_EQ(dense->key.weights, WeightFormat::dense);
+  EXPECT_EQ(dense->config, "t128_r2_kw1_v16_u4_sk1_cs");
+  EXPECT_EQ(dense->candidates.size(), 1u);
+  EXPECT_EQ(cache.find(make_key(4096, 4096, WeightFormat::int4_g128))->config, cfg);  // untouched
+
+  // The same entry again, faster and now with "weights": "dense": the same key, replaced.
+  std::string v2 = v1;
+  v2.replace(v2.find("\"batch\": 1,"), 11, "\"batch\": 1, \"weights\": \"dense\",");
+  v2.replace(v2.find("\"time_us\": 8.5"), 14, "\"time_us\": 7.5");
+  const TuningCache::ImportStats stats = import_text(cache, v2);
+  EXPECT_EQ(stats.replaced, 1);
+  EXPECT_EQ(stats.added, 0);
+  EXPECT_EQ(cache.find(make_key(4096, 4096))->time_us, 7.5);
+  EXPECT_EQ(cache.list().size(), 2u);
+
+  // An unknown format names the record and lists the accepted names; nothing is written.
+  std::string bad = v2;
+  bad.replace(bad.find("\"weights\": \"dense\""), 18, "\"weights\": \"nf4\"");
+  try {
+    std::istringstream in(bad);
+    cache.import_json(in, "old.json");
+    FAIL() << "imported weights nf4";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("old.json: tuned[0].weights: unknown weight format 'nf4' (expected one "
+                                         "of dense, int8"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(cache.find(make_key(4096, 4096))->time_us, 7.5);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // list(), input validation, peaks, outcome names and moving a cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -50,6 +52,45 @@ TEST_F(CacheStoreFind, RoundTripWithCandidatesAndFailureReasons) {
   EXPECT_FALSE(cache.find(make_key(4096, 4096)).has_value());
 }
 
+// A quantized key goes through store and find, its weights in the row, and is a key of its
+// own: the dense entry of the same shape is neither found for it nor replaced by it.
+TEST_F(CacheStoreFind, WeightFormatRoundTripsAndKeepsEntriesApart) {
+  const CacheKey dense = make_key(4096, 4096);
+  const CacheKey int4 = make_key(4096, 4096, WeightFormat::int4_g128);
+  EXPECT_FALSE(cache.contains(int4));
+  cache.store(make_record(dense, "t128_r2_kw1_v16_u4_sk1_cs", 9.0));
+  EXPECT_FALSE(cache.contains(int4));
+  EXPECT_FALSE(cache.find(int4).has_value());
+
+  const TuneRecord quantized = make_record(int4, "t256_r1_kw2_v16_u2_sk1_nc", 3.0);
+  cache.store(quantized);
+  const auto found = cache.find(int4, true);
+  ASSERT_TRUE(found.has_value());
+  cache_test::expect_same_record(*found, quantized);
+  EXPECT_EQ(found->key.weights, WeightFormat::int4_g128);
+  EXPECT_EQ(cache.find(dense)->config, "t128_r2_kw1_v16_u4_sk1_cs");
+  EXPECT_EQ(cache.find(dense)->key.weights, WeightFormat::dense);
+  EXPECT_EQ(raw_query_int(path, "SELECT count(*) FROM tuned WHERE weights = 'int4g128'"), 1);
+  EXPECT_EQ(raw_query_int(path, "SELECT count(*) FROM candidates"), 12);
+
+  // Every format is a key of its own, and list() returns each with its format.
+  for (WeightFormat f : kAllWeightFormats)
+    if (f != WeightFormat::dense && f != WeightFormat::int4_g128)
+      cache.store(make_record(make_key(4096, 4096, f), "t128_r2_kw1_v16_u4_sk1_cs", 5.0));
+  const std::vector<TuneRecord> listed = cache.list();
+  ASSERT_EQ(listed.size(), std::size(kAllWeightFormats));
+  for (WeightFormat f : kAllWeightFormats) {
+    SCOPED_TRACE(std::string(to_string(f)));
+    EXPECT_EQ(std::count_if(listed.begin(), listed.end(), [f](const TuneRecord& r) { return r.key.weights == f; }), 1);
+    EXPECT_TRUE(cache.contains(make_key(4096, 4096, f)));
+  }
+
+  // Re-storing the quantized key replaces it alone.
+  cache.store(make_record(int4, "t64_r1_kw1_v16_u8_sk1_nc", 2.0));
+  EXPECT_EQ(cache.find(int4)->config, "t64_r1_kw1_v16_u8_sk1_nc");
+  EXPECT_EQ(cache.find(dense)->config, "t128_r2_kw1_v16_u4_sk1_cs");
+}
+
 TEST_F(CacheStoreFind, ReStoreReplacesWinnerAndCandidates) {
   const CacheKey key = make_key(8192, 8192);
   cache.store(make_record(key, "t128_r2_kw1_v16_u4_sk1_cs", 20.0));
@@ -68,7 +109,7 @@ TEST_F(CacheStoreFind, ReStoreReplacesWinnerAndCandidates) {
 
 TEST_F(CacheStoreFind, EveryKeyFieldSeparatesEntries) {
   const CacheKey base = make_key(4096, 4096);
-  std::vector<CacheKey> keys(8, base);
+  std::vector<CacheKey> keys(9, base);
   keys[1].gpu.name = "NVIDIA H100 80GB HBM3";
   keys[2].gpu.sm_count = 114;
   keys[3].gpu.cc_minor = 1;
@@ -76,6 +117,7 @@ TEST_F(CacheStoreFind, EveryKeyFieldSeparatesEntries) {
   keys[5].dtype = DType::f16;
   keys[6].batch = 4;
   keys[7].template_version = "tpl-2";
+  keys[8].weights = WeightFormat::int4_g128;
   for (std::size_t i = 0; i < keys.size(); ++i)
     cache.store(make_record(keys[i], "t128_r1_kw1_v16_u2_sk1_cs", 1.0 + static_cast<double>(i)));
   EXPECT_EQ(cache.list().size(), keys.size());
@@ -133,6 +175,7 @@ TEST_F(CacheStoreFind, InvalidRecordsAreRefusedAndNothingIsWritten) {
   variant("negative pct", [](TuneRecord& r) { r.pct_of_ceiling = -1; });
   variant("empty gpu name", [](TuneRecord& r) { r.key.gpu.name.clear(); });
   variant("batch 0", [](TuneRecord& r) { r.key.batch = 0; });
+  variant("unknown weight format", [](TuneRecord& r) { r.key.weights = static_cast<WeightFormat>(99); });
   variant("candidate without config", [](TuneRecord& r) { r.candidates[2].config.clear(); });
   variant("candidate NaN time", [nan](TuneRecord& r) { r.candidates[1].time_us = nan; });
   for (const auto& [what, r] : bad) {

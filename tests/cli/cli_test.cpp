@@ -7,6 +7,7 @@
 
 #include "cli/cli_runner.hpp"
 #include "gemvtune/generator.hpp"
+#include "gemvtune/model.hpp"
 #include "gpu_test_support.hpp"
 
 using namespace gemvtune;
@@ -65,7 +66,7 @@ TEST_F(Cli, EveryCommandHasHelp) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> options = {
       {"tune", {"--shape", "--shapes", "--preset", "--list-presets", "--dtype", "--strategy", "--db", "--force",
                 "--devices", "--json"}},
-      {"query", {"--shape", "--dtype", "--db", "--device", "--gpu", "--json"}},
+      {"query", {"--shape", "--dtype", "--weights", "int4g128", "--db", "--device", "--gpu", "--json"}},
       {"list", {"--db", "--json"}},
       {"export", {"--db", "--out"}},
       {"import", {"--db", "FILE"}},
@@ -216,6 +217,89 @@ TEST_F(Cli, QueryArgumentErrors) {
   expect_usage_error({"query", "--shape", "64x64", "--gpu", "H200"}, "bad --gpu 'H200'");
   expect_usage_error({"query", "--shape", "64x64", "--gpu", "H200/132/cc9.0"}, "bad --gpu");
   expect_usage_error({"query", "--shape", "64x64", "--gpu", kH200Key, "--device", "1"}, "not both");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", kH200Key, "--weights", "foo"},
+                     "bad --weights: unknown weight format 'foo' (expected one of dense, int8, fp8, fp8t, int4g32, "
+                     "int4g64, int4g128, or the activation dtype bf16 for dense weights)");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", kH200Key, "--weights", "fp16"},
+                     "weights 'fp16' are dense fp16 but the activations are bf16");
+  expect_usage_error({"query", "--shape", "64x64", "--gpu", kH200Key, "--weights", ""}, "unknown weight format ''");
+}
+
+// The weight format is part of the problem: a cache of dense entries answers a quantized query
+// with the model's default (and says so), never with a dense entry; an entry of the format is
+// used exactly.
+TEST_F(Cli, QueryWeightsUsesOnlyEntriesOfThatFormat) {
+  fill_cache();  // dense entries only
+  CliResult r = run({"query", "--shape", "4096x4096", "--weights", "int4g128", "--gpu", kH200Key, "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "4096x4096 bf16 int4g128 on NVIDIA H200/132sm/cc9.0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "source  default (analytic model)\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "nothing tuned for int4g128 weights")) << r.out;
+  EXPECT_FALSE(contains(r.out, "t256_r2_kw2_v16_u2_sk1_cs_pdl")) << "the dense entry was served:\n" << r.out;
+  GpuModelParams model;
+  model.sm_count = 132;
+  model.read_ceiling_gbps = 4470;  // fill_cache's peak
+  const std::string model_default = to_string(default_config(DType::bf16, {4096, 4096}, model));
+  EXPECT_TRUE(contains(r.out, "config  " + model_default + "\n")) << r.out;
+
+  Json j = Json::parse(run({"query", "--shape", "4096x4096", "--weights", "int4g128", "--gpu", kH200Key, "--db", db(),
+                            "--json"}).out);
+  EXPECT_EQ(j["weights"], "int4g128");
+  EXPECT_EQ(j["source"], "default");
+  EXPECT_EQ(j["source_text"], "default (analytic model)");
+  EXPECT_EQ(j["config"], model_default);
+  EXPECT_TRUE(j["record"].is_null());
+
+  // Dense, by default or by name (or the activation dtype's name), still finds the dense entry.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--weights", "dense"}, {"--weights", "bf16"}}) {
+    std::vector<std::string> args = {"query", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db(), "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    j = Json::parse(run(args).out);
+    EXPECT_EQ(j["weights"], "dense");
+    EXPECT_EQ(j["source"], "exact");
+    EXPECT_EQ(j["config"], "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+    EXPECT_EQ(j["record"]["weights"], "dense");
+  }
+
+  // Once the format has an entry, it is used; the dense answer does not change.
+  {
+    TuningCache cache(db(), CacheMode::read_write);
+    cache.store(cache_test::make_record(cache_test::make_key(4096, 4096, cache_test::h200(), DType::bf16, 1,
+                                                             template_version(), WeightFormat::int4_g128),
+                                        "t64_r1_kw1_v16_u8_sk1_nc", 3.25));
+  }
+  r = run({"query", "--shape", "4096x4096", "--weights", "int4g128", "--gpu", kH200Key, "--db", db()});
+  EXPECT_TRUE(contains(r.out, "config  t64_r1_kw1_v16_u8_sk1_nc")) << r.out;
+  EXPECT_TRUE(contains(r.out, "source  exact")) << r.out;
+  EXPECT_TRUE(contains(r.out, "3.25 us")) << r.out;
+  j = Json::parse(run({"query", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db(), "--json"}).out);
+  EXPECT_EQ(j["config"], "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+}
+
+TEST_F(Cli, ListShowsTheWeightFormat) {
+  fill_cache();
+  {
+    TuningCache cache(db(), CacheMode::read_write);
+    cache.store(cache_test::make_record(cache_test::make_key(4096, 4096, cache_test::h200(), DType::bf16, 1,
+                                                             template_version(), WeightFormat::int4_g128),
+                                        "t64_r1_kw1_v16_u8_sk1_nc", 3.25));
+  }
+  const CliResult r = run({"list", "--db", db()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "4 tuned entries")) << r.out;
+  EXPECT_TRUE(contains(r.out, "dtype  weights")) << r.out;
+  EXPECT_TRUE(contains(r.out, "bf16   int4g128")) << r.out;
+  EXPECT_TRUE(contains(r.out, "bf16   dense")) << r.out;
+
+  const Json j = Json::parse(run({"list", "--db", db(), "--json"}).out);
+  ASSERT_EQ(j["tuned"].size(), 4u);
+  int int4 = 0;
+  for (const Json& e : j["tuned"]) {
+    ASSERT_TRUE(e.contains("weights")) << e.dump();
+    int4 += e["weights"] == "int4g128";
+  }
+  EXPECT_EQ(int4, 1);
 }
 
 // With a GPU: tune a small shape end to end into a temporary cache, then query it back.

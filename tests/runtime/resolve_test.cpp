@@ -1,5 +1,5 @@
 // resolve_config against a real cache file: exact entry, nearest usable shape, analytic
-// default, and never an entry of another GPU, template version or dtype.
+// default, and never an entry of another GPU, template version, dtype or weight format.
 #include <gtest/gtest.h>
 
 #include "cache/cache_test_util.hpp"
@@ -107,6 +107,57 @@ TEST_F(ResolveTest, NeverUsesAnotherDtype) {
   cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl", DType::f16));
   EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::bf16).source, ConfigSource::model_default);
   EXPECT_EQ(resolve_config(&cache, kH200, {4096, 4096}, DType::f16).source, ConfigSource::exact);
+}
+
+namespace {
+TuneRecord weights_record(Shape shape, WeightFormat w, const std::string& config, int batch = 1) {
+  TuneRecord r = cache_test::make_record(
+      cache_test::make_key(shape.n, shape.k, kH200, DType::bf16, batch, template_version(), w), config, 9.5);
+  r.candidates.clear();
+  return r;
+}
+}  // namespace
+
+// Exact, covering M and nearest shape each look at entries of the asked format only.
+TEST_F(ResolveTest, NeverMixesWeightFormats) {
+  cache.store(weights_record({4096, 4096}, WeightFormat::dense, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "t64_r1_kw1_v16_u8_sk1_nc"));
+  cache.store(weights_record({8192, 4096}, WeightFormat::int8, "t128_r1_kw1_v16_u4_sk1_cs"));
+  cache.store(weights_record({4096, 4096}, WeightFormat::fp8, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m4", 4));
+
+  Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::exact);
+  EXPECT_EQ(to_string(r.config), "t256_r2_kw2_v16_u2_sk1_cs_pdl");
+  EXPECT_EQ(r.record->key.weights, WeightFormat::dense);
+
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 1, WeightFormat::int4_g128);
+  EXPECT_EQ(r.source, ConfigSource::exact);
+  EXPECT_EQ(to_string(r.config), "t64_r1_kw1_v16_u8_sk1_nc");
+  EXPECT_EQ(r.record->key.weights, WeightFormat::int4_g128);
+
+  // int8 has only 8192x4096: that is its nearest, not the dense or int4 entry of the exact shape.
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 1, WeightFormat::int8);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "nearest 8192x4096");
+  EXPECT_EQ(r.record->key.weights, WeightFormat::int8);
+
+  // fp8 at M = 3 is covered by its own M = 4 entry; dense at M = 3 has no entry that covers it
+  // (only M = 1) and never takes fp8's.
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 3, WeightFormat::fp8);
+  EXPECT_EQ(r.source_text, "same shape at M=4");
+  EXPECT_EQ(r.record->key.weights, WeightFormat::fp8);
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 3);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_FALSE(r.record);
+
+  // A format with no entry at all: the model's default, said to be the default, for any M.
+  for (int m : {1, 8}) {
+    r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, m, WeightFormat::int4_g32);
+    EXPECT_EQ(r.source, ConfigSource::model_default);
+    EXPECT_EQ(r.source_text, "default (analytic model)");
+    EXPECT_EQ(r.config, default_config(DType::bf16, {4096, 4096}, params(kH200), m));
+    EXPECT_FALSE(r.record);
+  }
 }
 
 TEST_F(ResolveTest, DefaultUsesTheStoredCeiling) {
