@@ -113,7 +113,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m);
     auto gemvtune_variant = [&](const std::string& name, KernelConfig c) {
       const auto op = problem.operands(0);
-      c = with_vec_bytes(c, widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx));
+      c = misaligned_variant(c, widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx));
       auto k = kernels.get(c, dtype);
       problem.workspace().reserve(c, shape);
       const LaunchFn launch = [&, k, c](int copy, CUstream s) {

@@ -58,7 +58,7 @@ int cmd_run(const std::vector<std::string>& args) {
     const auto op0 = problem.operands(0);
     if (auto why = why_misaligned(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0)) {
       const KernelConfig narrower =
-          with_vec_bytes(config, widest_aligned_vec_bytes(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0));
+          misaligned_variant(config, widest_aligned_vec_bytes(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0));
       std::cout << "note: " << *why << "; using " << to_string(narrower) << " instead\n";
       config = narrower;
       check_config(config, dtype, shape, m);

@@ -28,7 +28,7 @@ bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
          hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
-         m_tile == o.m_tile;
+         m_tile == o.m_tile && aligned_body == o.aligned_body;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -38,6 +38,7 @@ std::string to_string(const KernelConfig& c) {
                   (c.hint == LoadHint::streaming ? "_cs" : "_nc");
   if (c.pdl) s += "_pdl";
   if (c.prefetch_l2) s += "_pf";
+  if (c.aligned_body) s += "_al";
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
@@ -45,7 +46,7 @@ std::string to_string(const KernelConfig& c) {
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_m8 or "
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_m8 or "
                            "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16)");
   };
   std::vector<std::string_view> fields;
@@ -74,7 +75,7 @@ KernelConfig parse_config(std::string_view text) {
     if (c.m_tile == 1) throw bad("an m tile of 1 is written by leaving the field out");
     fields.pop_back();
   }
-  if (fields.size() < 7 || fields.size() > 9) throw bad("expected 7 to 9 fields separated by '_'");
+  if (fields.size() < 7 || fields.size() > 10) throw bad("expected 7 to 10 fields separated by '_'");
   struct Num { const char* prefix; int* out; };
   const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
                       {"v", &c.vec_bytes}, {"u", &c.unroll}, {"sk", &c.split_k}};
@@ -87,14 +88,16 @@ KernelConfig parse_config(std::string_view text) {
   if (fields[6] == "cs") c.hint = LoadHint::streaming;
   else if (fields[6] == "nc") c.hint = LoadHint::readonly;
   else throw bad("load hint '" + std::string(fields[6]) + "' must be cs or nc");
-  if (fields.size() >= 8) {
-    if (fields[7] != "pdl") throw bad("field '" + std::string(fields[7]) + "' after the load hint must be pdl");
-    c.pdl = true;
+  // After the load hint, in this order and each at most once: pdl, pf (only after pdl), al.
+  std::size_t i = 7;
+  if (i < fields.size() && fields[i] == "pdl") c.pdl = true, ++i;
+  if (i < fields.size() && fields[i] == "pf") {
+    if (!c.pdl) throw bad("field 'pf' must follow pdl");
+    c.prefetch_l2 = true, ++i;
   }
-  if (fields.size() == 9) {
-    if (fields[8] != "pf") throw bad("field '" + std::string(fields[8]) + "' after pdl must be pf");
-    c.prefetch_l2 = true;
-  }
+  if (i < fields.size() && fields[i] == "al") c.aligned_body = true, ++i;
+  if (i < fields.size())
+    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl) or al, in that order");
   return c;
 }
 
@@ -118,6 +121,8 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "L2 prefetch (pf) is issued while waiting on the previous kernel, so it needs pdl";
   if (c.m_tile < 1 || c.m_tile > kMaxBatch)
     return "m tile " + to_string(c.m_tile) + " is outside 1.." + to_string(kMaxBatch);
+  if (c.aligned_body && (c.family != Family::cuda_core || c.vec_bytes != 16))
+    return "the aligned body (al) is a knob of the CUDA-core family with 16-byte loads";
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
@@ -167,6 +172,11 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
 std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
                                           std::int64_t ld, std::uintptr_t x, std::int64_t ldx) {
   // Checked on every launch: build no string unless something is wrong.
+  if (c.aligned_body) {  // rows' heads and tails are read element by element, x without alignment
+    const auto esize = static_cast<std::uintptr_t>(dtype_size(t));
+    if (w % esize == 0 && x % esize == 0) return std::nullopt;
+    return "the aligned body (al) needs W and x aligned to the " + std::to_string(esize) + "-byte element";
+  }
   const auto vb = static_cast<std::uintptr_t>(c.vec_bytes);
   const auto row_bytes = static_cast<std::uintptr_t>(ld) * dtype_size(t);
   const auto x_row_bytes = static_cast<std::uintptr_t>(ldx) * dtype_size(t);
@@ -190,9 +200,18 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
   return probe.vec_bytes;
 }
 
+KernelConfig misaligned_variant(const KernelConfig& c, int width) {
+  if (width >= c.vec_bytes || c.vec_bytes != 16) return with_vec_bytes(c, width);
+  KernelConfig al = with_vec_bytes(c, 8);  // tensor cores: the CUDA-core kernel of the same m tile
+  al.vec_bytes = 16;
+  al.aligned_body = true;
+  return why_invalid(al) ? with_vec_bytes(c, width) : al;
+}
+
 KernelConfig with_vec_bytes(KernelConfig c, int width) {
   if (width == c.vec_bytes) return c;
   c.vec_bytes = width;
+  c.aligned_body = false;  // 16-byte loads only
   if (c.family == Family::tensor_core) {
     c.family = Family::cuda_core;
     c.rows_per_warp = 1;

@@ -1,7 +1,8 @@
 // The default search space: block size, rows per warp, warps along K, unroll depth, load hint,
 // programmatic dependent launch (with or without L2 prefetch) and split-K, with 16-byte loads
 // (narrower widths are the fallback for misaligned pointers). At batch M > 1 the tensor-core
-// family (bf16/fp16) with an m tile of M, and the CUDA-core family where it can win.
+// family (bf16/fp16) with an m tile of M, and the CUDA-core family where it can win. Shapes whose
+// rows are misaligned (K x element size not a multiple of 16) add aligned-body configs (al).
 #include <set>
 #include <string>
 
@@ -43,6 +44,24 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) 
               c.m_tile = m;
               if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t))) out.push_back(c);
             }
+}
+
+// Aligned-body (al) variants of the CUDA-core configs, for rows that are not 16-byte aligned
+// (K x element size not a multiple of 16: the tuner's own W has ld = K). Streaming loads with
+// PDL (with or without the L2 prefetch at M = 1), split-K in powers of two: 576 configs next to
+// the 2592 of M = 1, so the model strategy, which ranks them as the 16-byte configs they are
+// (above the narrowed ones), measures them first within a budget a fifth larger. At M > 1 the
+// CUDA-core family at every M (a third of the CUDA-core configs): tensor cores need aligned rows.
+void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
+  std::vector<KernelConfig> base;
+  if (m > 1) add_batched(t, m, Family::cuda_core, base);
+  else base = default_search_space(t, 1);
+  for (KernelConfig c : base)
+    if (c.family == Family::cuda_core && c.vec_bytes == 16 && c.hint == LoadHint::streaming && c.pdl &&
+        (c.split_k & (c.split_k - 1)) == 0) {
+      c.aligned_body = true;
+      if (!why_invalid(c)) out.push_back(c);
+    }
 }
 }  // namespace
 
@@ -90,6 +109,12 @@ std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m) {
   std::vector<KernelConfig> out;
   for (const KernelConfig& c : default_search_space(t, m))
     if (!why_invalid_for(c, t, s, m)) out.push_back(c);
+  if (s.k * static_cast<std::int64_t>(dtype_size(t)) % 16 != 0) {
+    std::vector<KernelConfig> al;
+    add_aligned_body(t, m, al);
+    for (const KernelConfig& c : al)
+      if (!why_invalid_for(c, t, s, m)) out.push_back(c);
+  }
   return out;
 }
 

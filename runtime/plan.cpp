@@ -30,10 +30,12 @@ std::vector<int> Plan::prepared_vec_bytes() const {
 }
 
 namespace {
-// The prepared kernel of exactly `width`-byte loads, or nullptr.
+// The prepared kernel for operands that allow `width`-byte loads (misaligned_variant), or nullptr.
 const jit::LoadedGemv* prepared_kernel(const Plan::Impl& p, int width) {
+  KernelConfig want = misaligned_variant(p.config, width);
+  want.split_k = 1;
   for (const auto& v : p.variants)
-    if (v->config().vec_bytes == width) return v.get();
+    if (v->config() == want) return v.get();
   return nullptr;
 }
 

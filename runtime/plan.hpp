@@ -21,8 +21,9 @@ struct Plan::Impl {
   KernelConfig config;  // as resolved (split_k included)
   ConfigSource source = ConfigSource::model_default;
   std::string source_text;
-  // Widest first; variants[i]->config().vec_bytes strictly decreasing. A tensor-core config's
-  // narrower variants are CUDA-core kernels of the same m tile (mma needs 16-byte loads).
+  // config's kernel first, then misaligned_variant(config, width) for each narrower width, once
+  // each: a 16-byte config's aligned-body variant (al), else the narrower widths. A tensor-core
+  // config's are CUDA-core kernels of the same m tile (mma needs aligned 16-byte loads).
   std::vector<std::shared_ptr<const jit::LoadedGemv>> variants;
   jit::SplitKWorkspace workspace;  // reserved at creation when config.split_k > 1
 };

@@ -1,5 +1,6 @@
 // Runtime: resolves a (shape, dtype) to a config, loads its kernels from the kernel store or
 // compiles them, and memoizes the plan so a repeated lookup is one shared-lock hash lookup.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <future>
@@ -160,16 +161,24 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
     impl->source_text += ", PDL disabled";
   }
   check_config(impl->config, t, s, batch);
-  // Every narrower width down to the element size, compiled now: launch() must never compile
-  // when a caller's pointers or ld do not allow the widest loads. Tensor cores need 16-byte
-  // loads, so their narrower variants run on CUDA cores with the same m tile.
+  // What every narrower width down to the element size runs (misaligned_variant), compiled now:
+  // launch() must never compile when a caller's pointers or ld do not allow the widest loads.
+  // A 16-byte config's is its aligned-body variant (al), one kernel for any element-aligned
+  // operands; tensor cores' runs on CUDA cores with the same m tile.
   const int esize = static_cast<int>(dtype_size(t));
   for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2) {
-    const KernelConfig variant = with_vec_bytes(impl->config, width);
-    if (why_invalid_for(variant, t, s, batch)) continue;  // narrower is never stricter; kept as a guard
-    impl->variants.push_back(load_kernel(variant, t));
+    KernelConfig variant = misaligned_variant(impl->config, width);
+    if (why_invalid_for(variant, t, s, batch)) continue;  // never stricter than the config; kept as a guard
+    variant.split_k = 1;
+    const bool prepared = std::any_of(impl->variants.begin(), impl->variants.end(),
+                                      [&](const auto& v) { return v->config() == variant; });
+    if (!prepared) impl->variants.push_back(load_kernel(variant, t));
   }
-  impl->workspace.reserve(impl->config, s);  // no-op for split_k == 1
+  for (const auto& v : impl->variants) {  // no-op for split_k == 1
+    KernelConfig split = v->config();      // a CUDA-core variant of a tensor-core config has
+    split.split_k = impl->config.split_k;  // more row blocks, so more tickets
+    impl->workspace.reserve(split, s);
+  }
   ++plans_created;
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }

@@ -14,6 +14,9 @@
 // set and interleave along K, reducing through shared memory. gridDim.y blocks split K
 // (split-K); the last block of a row block to finish sums the partials in split order, so the
 // result is bitwise reproducible, and resets its ticket so no memset is needed between calls.
+// GEMV_ALIGNED_BODY (the "al" knob, 16-byte loads only): rows that do not start on a 16-byte
+// boundary are read with 16-byte loads too, from each row's first aligned element on (see
+// accumulate_aligned_body).
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -30,6 +33,9 @@
 #ifndef GEMV_PREFETCH_L2
 #define GEMV_PREFETCH_L2 0  // with PDL only: L2 prefetch of the warp's weights before the wait
 #endif
+#ifndef GEMV_ALIGNED_BODY
+#define GEMV_ALIGNED_BODY 0  // 1: rows and x of any element alignment (al)
+#endif
 #ifndef GEMV_NAME
 #define GEMV_NAME gemv_kernel
 #endif
@@ -44,9 +50,226 @@
 // Split boundaries fall on 128-byte lines so no warp load straddles two splits' lines.
 #define GEMV_SPLIT_ALIGN (GEMV_VE > 128 / GEMV_ESIZE ? GEMV_VE : 128 / GEMV_ESIZE)
 
+#if GEMV_ALIGNED_BODY
+// ---- aligned body (al) ---------------------------------------------------------------------
+// For rows that are not 16-byte aligned (K x element size, ld or W's base not a multiple of 16
+// bytes), which the plain kernel could read only with narrower loads. Each row's share of the
+// block's K slice is cut into a head (its elements before the first 16-byte boundary, fewer
+// than VE), a body read with 16-byte loads from aligned addresses exactly as the plain kernel
+// reads a row (32 lanes side by side, GEMV_UNROLL loads per row in flight before the first use),
+// and a tail. Every row gets the same number of body loads; head and tail together are fewer
+// than 3 VE - 2 <= 22 elements, one per lane, loaded ahead of the body.
+//
+// x: body vector j of row r starts at element kb + head[r] + j VE, so its x elements sit at a
+// byte offset within a 16-byte block that differs from row to row (and from batch row to batch
+// row). x is read as the two aligned 16-byte blocks that hold them (the same lines the
+// neighbouring lanes read, so L1 serves them as in the plain kernel, where every warp reads the
+// same x) and the VE elements are picked out in registers: a few selects and funnel shifts per
+// load, next to the 2 VE conversions and VE FMAs. The body ends at least VE - 1 elements before
+// K, so no block reaches past x + K; the first may start before x, within x's own 16-byte block
+// (allocations start 16-byte aligned, and those elements are never used).
+#if GEMV_VEC_BYTES != 16
+#error "the aligned body (al) reads the weights with 16-byte loads"
+#endif
+
+// The VE elements that start `shift` bytes into lo and run on into hi (shift < 16, a multiple
+// of the element size; hi is not used when shift is 0).
+__device__ __forceinline__ void x_window_to_floats(uint4 lo, uint4 hi, unsigned shift, float* out) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  unsigned u[6], v[5];
+#pragma unroll
+  for (int j = 0; j < 6; ++j) u[j] = (shift & 8u) ? w[j + 2] : w[j];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) v[j] = (shift & 4u) ? u[j + 1] : u[j];
+  uint4 r;
+#if GEMV_ESIZE == 2
+  const unsigned bits = (shift & 2u) * 8u;  // an odd 16-bit element: half a word further on
+  r.x = __funnelshift_r(v[0], v[1], bits);
+  r.y = __funnelshift_r(v[1], v[2], bits);
+  r.z = __funnelshift_r(v[2], v[3], bits);
+  r.w = __funnelshift_r(v[3], v[4], bits);
+#else
+  r.x = v[0];
+  r.y = v[1];
+  r.z = v[2];
+  r.w = v[3];
+#endif
+  vec_to_floats(r, out);
+}
+
+// The byte offset of p within its 16-byte block.
+__device__ __forceinline__ unsigned shift16(const elem_t* p) {
+  return static_cast<unsigned>(reinterpret_cast<unsigned long long>(p)) & 15u;
+}
+
+// x[0..VE) at p of any element alignment, through the aligned blocks that hold them.
+__device__ __forceinline__ void load_x_window(const elem_t* p, float* out) {
+  const unsigned shift = shift16(p);
+  const elem_t* b = p - shift / GEMV_ESIZE;
+  x_window_to_floats(load_x(b), load_x(b + (shift ? GEMV_VE : 0)), shift, out);
+}
+
+// Where each row of a warp reads: its body (16-byte aligned) and, for one x row, its x blocks.
+struct AlignedRows {
+  const elem_t* wrow[GEMV_ROWS_PER_WARP];   // the row at kb
+  const elem_t* wbody[GEMV_ROWS_PER_WARP];  // this lane's first body vector of the row
+  int head[GEMV_ROWS_PER_WARP];             // elements before the body, < VE
+#if GEMV_M_TILE == 1
+  const elem_t* xblock[GEMV_ROWS_PER_WARP];  // the aligned block of x holding the first element
+  unsigned xs[GEMV_ROWS_PER_WARP];           // and that element's byte offset in it
+#endif
+};
+
+// One trip of the body loop: warp-wide loads c, c + KW, ... (U of them, all in flight before
+// the first use) of every row. LAST: the warp's remaining loads, fewer than U whole ones and the
+// last, partial one (lanes below rest), so the tail of the body also has all its loads in flight.
+template <bool LAST>
+__device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const elem_t* x, long long ldx, int m,
+                                                  int kb, int lane, int c, int full_chunks, int rest, bool& waited,
+                                                  float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
+  constexpr int CHUNK = 32 * VE;
+  bool ok[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int cu = c + u * KW;
+    ok[u] = !LAST || cu < full_chunks || (cu == full_chunks && lane < rest);
+  }
+  vec_t wv[U][R];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (ok[u]) wv[u][r] = load_weights(w.wbody[r] + (c + u * KW) * CHUNK);
+  if (!waited) {
+#if GEMV_PREFETCH_L2
+    // As in the plain kernel: four lanes cover the lines of one warp-wide 16-byte load.
+#pragma unroll 1
+    for (int j = c + U * KW + lane / 4 * KW; j < full_chunks; j += 8 * KW)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        prefetch_l2(reinterpret_cast<const char*>(w.wbody[r] - lane * VE + j * CHUNK) + lane % 4 * 128);
+#endif
+    wait_for_previous_grid();
+    waited = true;
+  }
+#if GEMV_M_TILE == 1
+  // x is read just before its use (L1 hits, while the weights come from HBM): holding all of a
+  // trip's x blocks would cost 8 registers per load in flight and so blocks per SM.
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (ok[u]) {
+        const elem_t* b = w.xblock[r] + (c + u * KW) * CHUNK;
+        float wf[VE], xf[VE];
+        vec_to_floats(wv[u][r], wf);
+        x_window_to_floats(load_x(b), load_x(b + (w.xs[r] ? VE : 0)), w.xs[r], xf);
+#pragma unroll
+        for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
+      }
+#else
+  // Several x rows: each weight vector is converted once and feeds MT rows of x.
+  constexpr int MT = GEMV_M_TILE;
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (ok[u]) {
+        float wf[VE];
+        vec_to_floats(wv[u][r], wf);
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi) {
+          if (mi < m) {
+            float xf[VE];
+            load_x_window(x + mi * ldx + kb + w.head[r] + lane * VE + (c + u * KW) * CHUNK, xf);
+#pragma unroll
+            for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[e], xf[e], acc[r][mi]);
+          }
+        }
+      }
+#endif
+}
+
+// The weight loop of the kernel below for the aligned body: acc[r][mi] gets this warp's share of
+// row row0 + r times batch row mi over the block's K slice [kb, ke).
+__device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg, const elem_t* x, long long ldx,
+                                                        int m, int n, int k, int kb, int ke, int row0, int lane,
+                                                        int kw, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
+  constexpr int MT = GEMV_M_TILE;
+  // Body loads per row: as many as fit in every row's [kb + head, min(ke, K - VE + 1)).
+  const int limit = min(ke, k - (VE - 1));
+  const int body = max(0, (limit - kb - (VE - 1)) / VE);
+  const int full_chunks = body / 32, rest = body % 32;  // rest: lanes of a last, partial load
+  const int loose = ke - kb - body * VE;                  // head + tail elements of each row
+
+  // Rows past N read row N-1 (valid memory) and are never written.
+  AlignedRows w;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    w.wrow[r] = row_weights(seg, min(row0 + r, n - 1)) + kb;
+    w.head[r] = static_cast<int>((16u - shift16(w.wrow[r])) & 15u) / GEMV_ESIZE;
+    w.wbody[r] = w.wrow[r] + w.head[r] + lane * VE;
+#if GEMV_M_TILE == 1
+    const elem_t* p = x + kb + w.head[r] + lane * VE;
+    w.xs[r] = shift16(p);
+    w.xblock[r] = p - w.xs[r] / GEMV_ESIZE;
+#endif
+  }
+
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) acc[r][mi] = 0.f;
+  bool waited = !GEMV_PDL;  // with PDL, x is read only after the previous grid finished
+#if GEMV_PDL
+  allow_next_grid();  // as in the plain kernel
+#endif
+  const bool active = row0 < n;
+  // Heads and tails, fewer than 32 elements of each row (loose < 3 VE - 2), one per lane: the
+  // row's element kb + lane before its body, kb + body VE + lane after it (lane >= head). Their
+  // weights are loaded first, so they come with the body's first loads instead of costing one
+  // more trip to memory at the end.
+  const bool has_loose = active && kw == KW - 1 && lane < loose;
+  elem_t wloose[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (has_loose) wloose[r] = w.wrow[r][lane < w.head[r] ? lane : body * VE + lane];
+
+  if (active) {
+    int c = kw;
+    for (; c + (U - 1) * KW < full_chunks; c += U * KW)
+      aligned_body_trip<false>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, acc);
+    if (c < full_chunks + (rest > 0 ? 1 : 0))
+      aligned_body_trip<true>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, acc);
+  }
+  if (!waited) wait_for_previous_grid();
+  if (has_loose) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int e = lane < w.head[r] ? lane : body * VE + lane;
+      const float wf = elem_to_float(wloose[r]);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi)
+        if (mi < m) acc[r][mi] = fmaf(wf, elem_to_float(load_x_element(x + mi * ldx + kb + e)), acc[r][mi]);
+    }
+  }
+}
+#endif  // GEMV_ALIGNED_BODY
+
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+#if GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
+// The aligned body with one row per warp and up to 4 loads in flight: 64 registers (80 with 4
+// loads and warps along K), about what the plain kernel uses. Left alone, ptxas holds a trip's x
+// blocks ahead (8 registers a load) and reaches 80 or more, so fewer blocks fit on an SM (a
+// 4096-row matrix took two waves instead of one).
+#define GEMV_MIN_BLOCKS (65536 / (GEMV_UNROLL == 4 && GEMV_K_WARPS > 1 ? 80 : 64) / GEMV_THREADS)
+#else
+#define GEMV_MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, GEMV_MIN_BLOCKS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
@@ -62,6 +285,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
   const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
   const int ke = min(k, kb + per_split);
+#if GEMV_ALIGNED_BODY
+  static_cast<void>(U), static_cast<void>(CHUNK);  // the plain loop's
+  float acc[R][MT];
+  accumulate_aligned_body(seg, x, ldx, m, n, k, kb, ke, row0, lane, kw, acc);
+#else
   const int full_chunks = (ke - kb) / CHUNK;
 
   // Rows past N read row N-1 (valid memory) and are never written.
@@ -205,6 +433,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       }
     }
   }
+#endif  // GEMV_ALIGNED_BODY
 #if !GEMV_PDL
   allow_next_grid();  // lets a PDL-launched successor start while this grid reduces
 #endif

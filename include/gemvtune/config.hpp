@@ -3,7 +3,7 @@
 // the config; the config only says the most batch rows its kernel takes (m tile).
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_m8]
+//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_al][_m8]
 //   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
 //   r   rows per warp (tensor cores: 16-row tiles per warp, 1, 2 or 4)
@@ -15,6 +15,10 @@
 //       the previous kernel in the stream
 //   pf  (with pdl) also asks L2 for the rest of the warp's weights before waiting, so HBM stays
 //       busy while the previous kernel drains
+//   al  aligned body (CUDA cores, 16-byte loads only): each row's elements before its first
+//       16-byte boundary (head) and after its last whole 16-byte load (tail) are read one by one,
+//       the rest with 16-byte loads from aligned addresses, and x without any alignment; so
+//       any element-aligned W, ld and x run with 16-byte weight loads (odd K, slices)
 //   m   the m tile: the kernel computes up to this many rows of X (batch); absent means 1
 // Parsing is strict: to_string(parse_config(s)) == s for every accepted s.
 #pragma once
@@ -46,6 +50,7 @@ struct KernelConfig {
   bool pdl = false;
   bool prefetch_l2 = false;  // only with pdl
   int m_tile = 1;            // the kernel computes m <= m_tile rows of X
+  bool aligned_body = false;  // "al": 16-byte loads whatever the alignment of W's rows and x
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp, or rows_per_warp 16-row tiles on tensor cores.
@@ -72,6 +77,7 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
 
 // Alignment rule for vector loads: W's base, each row (ld * element size), x and each row of
 // X (ldx * element size, when m > 1) must be vec_bytes aligned. Returns the reason when not.
+// An aligned-body config (al) needs only W and x aligned to the element.
 std::optional<std::string> why_misaligned(const KernelConfig& c, DType t, std::uintptr_t w,
                                           std::int64_t ld, std::uintptr_t x, std::int64_t ldx = 0);
 
@@ -81,8 +87,16 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
 
 // The config with `width`-byte loads, for operands that do not allow c.vec_bytes. Tensor cores
 // need 16-byte loads, so a narrower tensor-core config becomes the CUDA-core kernel of the same
-// m tile (one row per warp, 4 loads in flight). The one rule for the runtime, `run` and tests.
+// m tile (one row per warp, 4 loads in flight). Drops al (16-byte loads only). What the tuner
+// runs; the runtime, `run` and bench use misaligned_variant below.
 KernelConfig with_vec_bytes(KernelConfig c, int width);
+
+// The config to run when the operands allow only `width`-byte loads (widest_aligned_vec_bytes
+// of c): c itself when width is c's; for a 16-byte config its aligned-body variant (al; a
+// tensor-core config becomes with_vec_bytes' CUDA-core kernel, with 16-byte loads and al), which
+// any element-aligned operands allow; otherwise with_vec_bytes(c, width). The one rule for the
+// runtime, `run` and bench.
+KernelConfig misaligned_variant(const KernelConfig& c, int width);
 
 // Throws InvalidArgument with the reason when why_invalid_for says so.
 void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1);

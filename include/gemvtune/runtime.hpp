@@ -91,15 +91,18 @@ class Plan {
   DType dtype() const;
   int batch() const;  // the most rows of X one launch takes
   bool stream_concurrent() const { return config().split_k == 1; }
-  // Vector widths (bytes) compiled for this plan, widest first: config().vec_bytes and every
-  // narrower width down to the element size, so misaligned pointers or odd ld never compile.
+  // Vector widths (bytes) of the kernels compiled for this plan, config()'s first, so misaligned
+  // pointers or odd ld never compile: a 16-byte config adds its aligned-body variant (al, 16
+  // again: 16-byte loads for any element-aligned operands), a narrower one every narrower width
+  // down to the element size (see misaligned_variant in config.hpp).
   std::vector<int> prepared_vec_bytes() const;
 
   // Enqueues y = W x on `stream`. w, x, y: device pointers of the plan's dtype; ld: row stride
-  // of W in elements (0 means K). Uses the widest prepared vector width that w, x and ld
-  // allow. No allocation, no synchronization, no host-device copy: can be captured into a
-  // CUDA graph. The calling thread needs the runtime's device context current if it has any
-  // context current; when none is current the plan makes its own (the primary) current.
+  // of W in elements (0 means K). Uses the config's kernel when w, x and ld allow its loads,
+  // else the prepared variant for the widest width they allow. No allocation, no
+  // synchronization, no host-device copy: can be captured into a CUDA graph. The calling thread
+  // needs the runtime's device context current if it has any context current; when none is
+  // current the plan makes its own (the primary) current.
   // Throws InvalidArgument (null/misaligned pointers, ld < K) before launching anything,
   // CudaError when the driver refuses the launch.
   void launch(CUdeviceptr w, CUdeviceptr x, CUdeviceptr y, CUstream stream,

@@ -1,7 +1,8 @@
 // Kernels of the default search space, for every dtype and batch, compile through NVRTC for
 // sm_90 without spilling registers (ptxas' -v report in the NVRTC log, or the cubin's .nv.info
 // where the log lacks it, as it did for some kernels on the GPU machine). Also the narrower
-// vector widths used as the fallback for misaligned pointers. No GPU needed.
+// vector widths used as the fallback for misaligned pointers, and the aligned-body (al) kernels
+// that misaligned shapes add to the space. No GPU needed.
 //
 // The whole space (both families, m tiles 1..16) is thousands of kernels: CI compiles a fixed
 // sample (every kSampleStride-th distinct kernel of M = 1, 2, 3, 8, 13 and 16, both families in
@@ -42,6 +43,13 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
     for (std::size_t i = all ? 0 : static_cast<std::size_t>(m) % kSampleStride; i < space.size();
          i += all ? 1 : kSampleStride)
       kernels.push_back(space[i]);
+    // Aligned-body kernels: a shape whose rows are misaligned (K odd) adds them.
+    std::vector<KernelConfig> al;
+    for (const KernelConfig& c : distinct_kernels(search_space_for(t, {4096, 4093}, m)))
+      if (c.aligned_body) al.push_back(c);
+    for (std::size_t i = all ? 0 : static_cast<std::size_t>(m + 2) % kSampleStride; i < al.size();
+         i += all ? 1 : kSampleStride)
+      kernels.push_back(al[i]);
   }
   // Fallback widths for misaligned operands, on a few representative kernels.
   for (int vec : {2, 4, 8})
@@ -58,6 +66,9 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
 void compile_all(DType t) {
   const auto kernels = kernels_to_check(t);
   ASSERT_GT(kernels.size(), 100u);
+  std::size_t aligned_body = 0;  // and the al kernels
+  for (const auto& c : kernels) aligned_body += c.aligned_body;
+  ASSERT_GT(aligned_body, 20u);
   if (t != DType::f32) {  // the sample holds both families
     std::size_t tc = 0;
     for (const auto& c : kernels) tc += c.family == Family::tensor_core;

@@ -27,7 +27,7 @@ TEST(CubinInfo, MatchesPtxasReport) {
 TEST(CubinInfo, SeesASpillingKernelsFrame) {
   // 1024 threads and 2 blocks per SM leave 32 registers a thread: this kernel must spill.
   std::string src = generate_source(parse_config("t256_r4_kw1_v16_u2_sk1_cs"), DType::f16);
-  const std::string bounds = "__launch_bounds__(GEMV_THREADS, 1)";
+  const std::string bounds = "__launch_bounds__(GEMV_THREADS, GEMV_MIN_BLOCKS)";
   ASSERT_NE(src.find(bounds), std::string::npos);
   src.replace(src.find(bounds), bounds.size(), "__launch_bounds__(1024, 2)");
   const auto k = jit::compile_kernel(src, "gemv_fp16_t256_r4_kw1_v16_u2_cs", "sm_90");

@@ -53,7 +53,9 @@ void check_batch(DType t, int m) {
   const std::size_t stride = config_stride();
   {
     std::vector<KernelConfig> wanted;
-    const auto space = default_search_space(t, m);
+    auto space = default_search_space(t, m);
+    for (const KernelConfig& c : search_space_for(t, {4097, 4099}, m))  // what misaligned rows add
+      if (c.aligned_body) space.push_back(c);
     for (std::size_t i = 0; i < space.size(); i += stride) wanted.push_back(space[i]);
     precompile(kernels, t, wanted);
   }

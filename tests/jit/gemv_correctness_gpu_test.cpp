@@ -35,10 +35,14 @@ std::size_t config_stride() {
   return s ? std::max(1, std::atoi(s)) : 1;
 }
 
-// Compiles the distinct kernels of a dtype's space in parallel, then loads them.
+// Compiles the distinct kernels of a dtype's space in parallel, then loads them: the default
+// space and the aligned-body (al) configs that shapes with misaligned rows add.
 void precompile(jit::LoadedKernels& kernels, DType t) {
+  std::vector<KernelConfig> configs = default_search_space(t);
+  for (const KernelConfig& c : search_space_for(t, {4097, 4099}))
+    if (c.aligned_body) configs.push_back(c);
   std::vector<std::future<void>> jobs;
-  for (const KernelConfig& c : distinct_kernels(default_search_space(t)))
+  for (const KernelConfig& c : distinct_kernels(configs))
     jobs.push_back(std::async(std::launch::async, [&kernels, c, t] { kernels.get(c, t); }));
   for (auto& j : jobs) j.get();
 }
