@@ -2,14 +2,18 @@
 // missing), the same kernel with PDL off, the untuned analytic default and cuBLAS, all on the
 // same rotated weights, each checked against float64 first, then timed in a CUDA graph of
 // back-to-back calls and eagerly, cuBLAS at the same M. Prints per-shape rows and geometric
-// means per M; --json too.
+// means per M; --json too. With --weights (quantized W), cuBLAS multiplies the same shape with
+// dense weights in the activation dtype: the ratio is what quantizing buys over the dense GEMV.
+// GB/s counts the bytes each variant must read (packed weights, scales and zeros).
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "bench/cublas_gemv.hpp"
 #include "cli/batch_option.hpp"
+#include "cli/weights_option.hpp"
 #include "cli/cli_common.hpp"
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
@@ -46,7 +50,7 @@ double geomean(const std::vector<double>& v) {
 int cmd_bench(const std::vector<std::string>& args) {
   po::options_description desc("bench options");
   std::vector<std::string> shape_texts, batch_texts;
-  std::string preset, dtype_text, db, strategy_text;
+  std::string preset, dtype_text, db, strategy_text, weights_text;
   int device = 0;
   bool json = false;
   desc.add_options()
@@ -54,20 +58,29 @@ int cmd_bench(const std::vector<std::string>& args) {
       ("preset", po::value(&preset), "a shape preset (default llama-3.1-8b when no --shape)")
       ("dtype", po::value(&dtype_text)->default_value("bf16"), "fp32, fp16 or bf16")
       ("batch", po::value(&batch_texts), kBatchHelp)
+      ("weights", po::value(&weights_text)->default_value(kWeightsDefault), kWeightsHelp)
       ("db", po::value(&db), "tuning cache (default: the user's cache directory)")
       ("strategy", po::value(&strategy_text)->default_value("model"), "for shapes tuned on the spot: model or exhaustive")
       ("device", po::value(&device)->default_value(0), "GPU ordinal")
       ("json", po::bool_switch(&json), "print the results as JSON on stdout (the table goes to stderr)");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
-                    "gemvtune bench [--preset llama-3.1-8b | --shape NxK ...] [--batch 1,2,4,8,16] [--dtype bf16] [--db PATH] [--json]"))
+                    "gemvtune bench [--preset llama-3.1-8b | --shape NxK ...] [--batch 1,2,4,8,16] [--dtype bf16] [--weights int4g128] [--db PATH] [--json]"))
     return kOk;
   std::vector<Shape> shapes;
   for (const auto& t : shape_texts) shapes.push_back(parse_shape(t));
   if (!preset.empty() || shapes.empty())
     for (const auto& p : find_preset(preset.empty() ? "llama-3.1-8b" : preset).shapes) shapes.push_back(p.shape);
   const DType dtype = parse_dtype(dtype_text);
+  const WeightFormat weights = parse_weights(weights_text, dtype);
+  const bool quantized = is_quantized(weights);
   const std::vector<int> batches = parse_batches(batch_texts);
+  if (is_int4(weights))
+    for (const Shape& s : shapes)
+      if (s.k % group_size(weights))
+        throw InvalidArgument("cannot bench " + to_string(s) + " with " + std::string(to_string(weights)) + " weights: K=" +
+                              std::to_string(s.k) + " is not a multiple of the group size " +
+                              std::to_string(group_size(weights)));
   TuneOptions tune_options;
   tune_options.strategy = parse_strategy(strategy_text);
   if (db.empty()) db = TuningCache::default_path();
@@ -85,13 +98,18 @@ int cmd_bench(const std::vector<std::string>& args) {
   jit::Stream stream;
   bench::CublasGemv cublas;
 
-  std::fprintf(table, "gemvtune bench: %s, driver API %d, NVRTC %s, %s, read ceiling %.0f GB/s, templates %s\n",
+  std::fprintf(table, "gemvtune bench: %s, driver API %d, NVRTC %s, %s%s, read ceiling %.0f GB/s, templates %s\n",
                gpu.id.name.c_str(), gpu.driver_version, jit::nvrtc_version().c_str(),
-               std::string(to_string(dtype)).c_str(), ceiling, template_version().c_str());
+               std::string(to_string(dtype)).c_str(),
+               quantized ? (" activations, " + std::string(to_string(weights)) + " weights (cuBLAS: dense " +
+                            std::string(to_string(dtype)) + " weights)").c_str()
+                         : "",
+               ceiling, template_version().c_str());
   std::fprintf(table, "%-12s %3s %-16s %-40s %9s %7s %6s %7s %9s %7s\n", "shape", "M", "variant", "config",
                "graph us", "GB/s", "%ceil", "xcuBLAS", "eager us", "xcuBLAS");
   nlohmann::json out = {{"gpu", gpu.id.name}, {"driver_version", gpu.driver_version},
                         {"nvrtc", jit::nvrtc_version()}, {"dtype", to_string(dtype)},
+                        {"weights", to_string(weights)},
                         {"ceiling_gbps", ceiling}, {"template_version", template_version()},
                         {"shapes", nlohmann::json::array()}};
   struct Ratios {
@@ -101,20 +119,24 @@ int cmd_bench(const std::vector<std::string>& args) {
   for (const Shape& shape : shapes)
   for (std::size_t bi = 0; bi < batches.size(); ++bi) {
     const int m = batches[bi];
-    Resolved r = resolve_config(&cache, gpu.id, shape, dtype, m);
+    const TuneJob job{shape, dtype, m, weights};
+    Resolved r = resolve_config(&cache, gpu.id, shape, dtype, m, weights);
     std::string source = r.source_text;
     if (r.source != ConfigSource::exact) {
-      std::fprintf(stderr, "%s: not tuned yet, tuning now (%s strategy)\n", to_string(TuneJob{shape, dtype, m}).c_str(),
+      std::fprintf(stderr, "%s: not tuned yet, tuning now (%s strategy)\n", to_string(job).c_str(),
                    strategy_text.c_str());
-      const ShapeResult tuned = tuner.tune({shape, dtype, m}, tune_options);
+      const ShapeResult tuned = tuner.tune(job, tune_options);
       r.config = parse_config(tuned.record.config);
       source = "tuned now";
     }
-    DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m);
+    DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m, 0, 0, weights);
+    std::optional<DeviceProblem> dense;  // cuBLAS's, when W is quantized
+    if (quantized) dense.emplace(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(gpu), m);
+    DeviceProblem& cublas_problem = quantized ? *dense : problem;
     auto gemvtune_variant = [&](const std::string& name, KernelConfig c) {
       const auto op = problem.operands(0);
-      c = misaligned_variant(c, widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx));
-      auto k = kernels.get(c, dtype);
+      if (!quantized) c = misaligned_variant(c, widest_aligned_vec_bytes(c, dtype, op.w, op.ld, op.x, op.ldx));
+      auto k = kernels.get(c, dtype, weights);
       problem.workspace().reserve(c, shape);
       const LaunchFn launch = [&, k, c](int copy, CUstream s) {
         jit::launch_gemv(*k, c, problem.operands(copy), problem.workspace(), s);
@@ -122,14 +144,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return time_variant(name, to_string(c), launch, problem, stream);
     };
     std::vector<VariantTiming> rows;
-    const LaunchFn cublas_launch = [&](int copy, CUstream s) { cublas.launch(dtype, problem.operands(copy), s); };
-    const VariantTiming base = time_variant("cuBLAS", "cublasGemmEx", cublas_launch, problem, stream);
+    const LaunchFn cublas_launch = [&](int copy, CUstream s) { cublas.launch(dtype, cublas_problem.operands(copy), s); };
+    const VariantTiming base = time_variant("cuBLAS", "cublasGemmEx", cublas_launch, cublas_problem, stream);
     rows.push_back(gemvtune_variant("tuned", r.config));
     KernelConfig no_pdl = r.config;
     no_pdl.pdl = false;
     no_pdl.prefetch_l2 = false;
     if (r.config.pdl) rows.push_back(gemvtune_variant("tuned, no PDL", no_pdl));
-    rows.push_back(gemvtune_variant("default", default_config(dtype, shape, model, m)));
+    rows.push_back(gemvtune_variant("default", default_config(dtype, shape, model, m, weights)));
     rows.push_back(base);
     ratios[bi].graph.push_back(base.graph.us_per_call / rows[0].graph.us_per_call);
     ratios[bi].eager.push_back(base.eager.us_per_call / rows[0].eager.us_per_call);

@@ -76,14 +76,10 @@ int cmd_query(const std::vector<std::string>& args) {
     model.sm_count = gpu.sm_count;
     if (cache)
       if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
-    if (weights == WeightFormat::dense) {
-      std::cout << "  stored  nothing tuned for this GPU model and templates; the model estimates "
-                << fixed("%.2f", estimate(r.config, dtype, shape, model).time_us) << " us\n";
-    } else {
-      std::cout << "  stored  nothing tuned for " << to_string(weights)
-                << " weights on this GPU model and templates; the config is the analytic model's default "
-                   "(the quantized kernels take the same knobs)\n";
-    }
+    std::cout << "  stored  nothing tuned for "
+              << (weights == WeightFormat::dense ? std::string() : std::string(to_string(weights)) + " weights on ")
+              << "this GPU model and templates; the model estimates "
+              << fixed("%.2f", estimate(r.config, dtype, shape, model, weights).time_us) << " us\n";
   }
   return kOk;
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/batch_option.hpp"
+#include "cli/weights_option.hpp"
 #include "cli/cli_common.hpp"
 #include "gemvtune/error.hpp"
 #include "gemvtune/model.hpp"
@@ -15,7 +16,7 @@ namespace gemvtune::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description desc("run options");
-  std::string shape_text, dtype_text, config_text;
+  std::string shape_text, dtype_text, config_text, weights_text;
   std::vector<std::string> batch_texts;
   std::int64_t ld = 0, ldx = 0;
   int device = 0;
@@ -24,15 +25,17 @@ int cmd_run(const std::vector<std::string>& args) {
       ("dtype", po::value(&dtype_text)->default_value("bf16"), "fp32, fp16 or bf16")
       ("config", po::value(&config_text), "config text (default: the analytic model's choice)")
       ("batch", po::value(&batch_texts), kBatchHelp)
+      ("weights", po::value(&weights_text)->default_value(kWeightsDefault), kWeightsHelp)
       ("ld", po::value(&ld)->default_value(0), "row stride of W in elements (default K)")
       ("ldx", po::value(&ldx)->default_value(0), "row stride of X in elements (default K)")
       ("device", po::value(&device)->default_value(0), "GPU ordinal");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
-                    "gemvtune run --shape NxK [--batch M] [--dtype bf16] [--config CONFIG] [--ld LD] [--ldx LDX] [--device 0]"))
+                    "gemvtune run --shape NxK [--batch M] [--dtype bf16] [--weights FORMAT] [--config CONFIG] [--ld LD] [--ldx LDX] [--device 0]"))
     return kOk;
   const Shape shape = parse_shape(shape_text);
   const DType dtype = parse_dtype(dtype_text);
+  const WeightFormat weights = parse_weights(weights_text, dtype);
   const std::vector<int> batches = parse_batches(batch_texts);
   if (ld == 0) ld = shape.k;
   if (ld < shape.k) throw UsageError("--ld " + std::to_string(ld) + " is smaller than K=" + std::to_string(shape.k));
@@ -50,28 +53,31 @@ int cmd_run(const std::vector<std::string>& args) {
     } else {
       GpuModelParams gpu;
       gpu.sm_count = ctx.info().id.sm_count;
-      config = default_config(dtype, shape, gpu, m);
+      config = default_config(dtype, shape, gpu, m, weights);
     }
-    check_config(config, dtype, shape, m);
+    check_config(config, dtype, shape, m, weights);
 
-    DeviceProblem problem(dtype, shape, ld, kMeasureSeed, rotation_bytes(ctx.info()), m, ldx);
+    // Quantized W: DeviceProblem pads ld and ldx to 16 bytes where needed.
+    DeviceProblem problem(dtype, shape, ld, kMeasureSeed, rotation_bytes(ctx.info()), m, ldx, 0, weights);
     const auto op0 = problem.operands(0);
-    if (auto why = why_misaligned(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0)) {
+    if (auto why = is_quantized(weights) ? std::nullopt : why_misaligned(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0)) {
       const KernelConfig narrower =
           misaligned_variant(config, widest_aligned_vec_bytes(config, dtype, op0.w, ld, op0.x, m > 1 ? ldx : 0));
       std::cout << "note: " << *why << "; using " << to_string(narrower) << " instead\n";
       config = narrower;
       check_config(config, dtype, shape, m);
     }
-    auto kernel = kernels.get(config, dtype);
+    auto kernel = kernels.get(config, dtype, weights);
     problem.workspace().reserve(config, shape);
     const LaunchFn launch = [&](int copy, CUstream s) {
       jit::launch_gemv(*kernel, config, problem.operands(copy), problem.workspace(), s);
     };
     jit::check_operands(config, dtype, problem.operands(0));
 
-    std::cout << "M " << m << " shape " << to_string(shape) << " ld " << ld << (m > 1 ? " ldx " + std::to_string(ldx) : "")
-              << " " << to_string(dtype) << ", config " << to_string(config) << " (kernel " << kernel->compiled().name
+    std::cout << "M " << m << " shape " << to_string(shape) << " ld " << op0.ld
+              << (m > 1 ? " ldx " + std::to_string(op0.ldx) : "") << " " << to_string(dtype)
+              << (is_quantized(weights) ? " activations, " + std::string(to_string(weights)) + " weights" : "")
+              << ", config " << to_string(config) << " (kernel " << kernel->compiled().name
               << ", " << kernel->compiled().registers << " registers, " << kernel->compiled().spill_store_bytes
               << " bytes spilled)\n";
     const Comparison check = verify_calls(launch, problem, stream);

@@ -15,6 +15,7 @@
 #include "gemvtune/generator.hpp"
 #include "gemvtune/presets.hpp"
 #include "cli/batch_option.hpp"
+#include "cli/weights_option.hpp"
 #include "tuner/report_json.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
@@ -105,10 +106,18 @@ using report::outcome_json;
 
 void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
   std::set<std::string> gpus;
-  for (const auto& o : outcomes) gpus.insert(o.gpu.key());
+  bool quantized = false;
+  for (const auto& o : outcomes) {
+    gpus.insert(o.gpu.key());
+    quantized = quantized || is_quantized(o.job.weights);
+  }
   const bool show_gpu = gpus.size() > 1;
   std::vector<std::string> header = {"shape", "M", "dtype", "config", "us", "GB/s", "% ceiling", "measured/space", "strategy"};
   std::vector<bool> right = {false, true, false, false, true, true, true, true, false};
+  if (quantized) {  // a weights column only when some W is quantized: dense tables stay as they were
+    header.insert(header.begin() + 3, "weights");
+    right.insert(right.begin() + 3, false);
+  }
   if (show_gpu) {
     header.insert(header.begin(), "gpu");
     right.insert(right.begin(), false);
@@ -129,6 +138,7 @@ void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
       row = {to_string(o.job.shape), std::to_string(o.job.batch), std::string(to_string(o.job.dtype)), "FAILED",
              "-", "-", "-", "-", "-"};
     }
+    if (quantized) row.insert(row.begin() + 3, std::string(to_string(o.job.weights)));
     if (show_gpu) row.insert(row.begin(), o.gpu.key());
     table.add(row);
   }
@@ -138,7 +148,7 @@ void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
 
 int cmd_tune(const std::vector<std::string>& args) {
   po::options_description desc("tune options");
-  std::vector<std::string> shape_texts, preset_names, dtype_texts, batch_texts;
+  std::vector<std::string> shape_texts, preset_names, dtype_texts, batch_texts, weights_texts;
   std::string shapes_file, strategy_text, db, devices_text;
   desc.add_options()
       ("shape", po::value(&shape_texts), "shape NxK to tune, e.g. 4096x14336 (repeatable)")
@@ -147,6 +157,7 @@ int cmd_tune(const std::vector<std::string>& args) {
       ("list-presets", "list the model presets and their shapes, then exit")
       ("dtype", po::value(&dtype_texts), "fp32, fp16 or bf16; repeatable or comma-separated (default bf16)")
       ("batch", po::value(&batch_texts), kBatchHelp)
+      ("weights", po::value(&weights_texts), (std::string(kWeightsHelp) + "; repeatable or comma-separated").c_str())
       ("strategy", po::value(&strategy_text)->default_value("model"),
        "model: measure the analytic model's best 8% and walk to better neighbours, at most 15% of the "
        "space; exhaustive: measure every config")
@@ -157,7 +168,7 @@ int cmd_tune(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
                     "gemvtune tune [--shape NxK]... [--shapes FILE] [--preset NAME]... [--batch 1,2,4] [--dtype bf16] "
-                    "[--strategy model|exhaustive] [--db PATH] [--force] [--devices 0,1|all] [--json]\n"
+                    "[--weights int4g128] [--strategy model|exhaustive] [--db PATH] [--force] [--devices 0,1|all] [--json]\n"
                     "With no --shape, --shapes or --preset: --preset " + std::string(kDefaultPreset) + "."))
     return kOk;
   if (vm.count("list-presets")) {
@@ -186,10 +197,19 @@ int cmd_tune(const std::vector<std::string>& args) {
   const std::string path = db_path(db);
 
   const std::vector<int> batches = parse_batches(batch_texts);
+  const std::vector<std::string> weights = split_commas(weights_texts.empty() ? std::vector<std::string>{kWeightsDefault}
+                                                                            : weights_texts);
   std::vector<TuneJob> jobs;
   for (const Shape& s : shapes)
     for (int m : batches)
-      for (DType t : dtypes) jobs.push_back(TuneJob{s, t, m});
+      for (DType t : dtypes)
+        for (const std::string& w : weights) {
+          const TuneJob job{s, t, m, parse_weights(w, t)};
+          if (is_int4(job.weights) && s.k % group_size(job.weights))
+            throw InvalidArgument("cannot tune " + to_string(job) + ": K=" + std::to_string(s.k) +
+                                  " is not a multiple of the group size " + std::to_string(group_size(job.weights)));
+          jobs.push_back(job);
+        }
 
   const std::vector<int> devices = parse_devices(devices_text);
   const bool tty = ::isatty(STDERR_FILENO) == 1;

@@ -5,7 +5,11 @@
 // the previous one's output, as in the model (at batch M, M rows of it: the next GEMV reads the
 // first K elements of each row, so X's row stride is the previous N). Prints whole-chain time,
 // GB/s of weights and percent of the read ceiling.
-// Usage: decode_chain [--db PATH] [--batch M] [--layers 32] [--replays 7]
+// With --weights FORMAT (int8, fp8, int4g128, ...) gemvtune runs the chain on quantized weights
+// (each distinct matrix quantized on the host with gemvtune::quantize) and cuBLAS on those
+// weights dequantized to bf16, so both compute the same product and the logits compare; the
+// time ratio is what the format buys over the bf16 chain.
+// Usage: decode_chain [--db PATH] [--batch M] [--weights FORMAT] [--layers 32] [--replays 7]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU (the test that runs it then skips).
 // Built against gemvtune's public headers only, with cuBLAS linked directly (CUDA::cublas) and
 // the CUDA driver API through example_cuda.hpp.
@@ -27,6 +31,7 @@
 #include "gemvtune/cache.hpp"
 #include "gemvtune/config.hpp"
 #include "gemvtune/runtime.hpp"
+#include "gemvtune/weights.hpp"
 
 using namespace gemvtune;
 using example::CapturedGraph;
@@ -90,15 +95,18 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string db;
+  std::string db, weights_text = "dense";
   int layers = 32, replays = 7, batch = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--weights")) weights_text = argv[i + 1];
     else if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--layers")) layers = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--replays")) replays = std::max(1, std::atoi(argv[i + 1]));
   }
   check_batch(batch);
+  const WeightFormat format = parse_weights_option(weights_text, DType::bf16);
+  const bool quantized = is_quantized(format);
   std::string why;
   if (!example::driver_available(&why)) {
     std::printf("decode_chain: skipped, no GPU: %s\n", why.c_str());
@@ -119,13 +127,32 @@ int main(int argc, char** argv) try {
   // the 15 GB are distinct memory (nothing is served from L2) without drawing 15 GB.
   const Shape layer_shapes[] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
   const Shape lm_head{128256, 4096};
-  std::vector<DeviceBuffer> weights;
+  std::vector<DeviceBuffer> weights;                 // bf16 (dequantized when quantized): cuBLAS's
+  std::vector<DeviceBuffer> packed, scales, zeros;   // quantized: gemvtune's, same indices
   std::vector<Shape> weight_shapes;
-  double total_bytes = 0;
-  auto add_weight = [&](const Shape& s, const std::vector<std::uint16_t>& w) {
+  double total_bytes = 0, packed_bytes = 0;
+  auto upload = [](std::vector<DeviceBuffer>& to, const void* data, std::size_t bytes) {
+    to.emplace_back(std::max<std::size_t>(bytes, 16));
+    if (bytes) to.back().upload(data, bytes);
+  };
+  auto copy_of = [](std::vector<DeviceBuffer>& v, std::size_t i) {
+    v.emplace_back(v[i].bytes());
+    EXAMPLE_CU(cuMemcpyDtoD, v.back().get(), v[i].get(), v[i].bytes());
+  };
+  // Quantized: gemvtune's packed weights, and cuBLAS's bf16 weights replaced by their exact
+  // dequantized values rounded to bf16.
+  auto add_weight = [&](const Shape& s, std::vector<std::uint16_t> w) {
+    if (quantized) {
+      const PackedWeights p = quantize(host_matrix(w.data(), DType::bf16, s.n, s.k), format, DType::bf16);
+      upload(packed, p.q.data(), p.q.size());
+      upload(scales, p.scales.data(), p.scales.size());
+      upload(zeros, p.zeros.data(), p.zeros.size());
+      const std::vector<double> d = dequantize(p);
+      for (std::size_t j = 0; j < w.size(); ++j) w[j] = example::float_to_bf16(static_cast<float>(d[j]));
+      packed_bytes += static_cast<double>(weight_bytes(format, DType::bf16, s.n, s.k).total());
+    }
     const std::size_t bytes = w.size() * sizeof w[0];
-    weights.emplace_back(bytes);
-    weights.back().upload(w.data(), bytes);
+    upload(weights, w.data(), bytes);
     weight_shapes.push_back(s);
     total_bytes += static_cast<double>(bytes);
   };
@@ -139,8 +166,13 @@ int main(int argc, char** argv) try {
     for (int i = 0; i < 4; ++i) {
       if (l == 0) add_weight(layer_shapes[i], first_layer[i]);
       else {
-        weights.emplace_back(weights[i].bytes());
-        EXAMPLE_CU(cuMemcpyDtoD, weights.back().get(), weights[i].get(), weights[i].bytes());
+        copy_of(weights, static_cast<std::size_t>(i));
+        if (quantized) {
+          copy_of(packed, static_cast<std::size_t>(i));
+          copy_of(scales, static_cast<std::size_t>(i));
+          copy_of(zeros, static_cast<std::size_t>(i));
+          packed_bytes += static_cast<double>(weight_bytes(format, DType::bf16, layer_shapes[i].n, layer_shapes[i].k).total());
+        }
         weight_shapes.push_back(layer_shapes[i]);
         total_bytes += static_cast<double>(weights[i].bytes());
       }
@@ -172,14 +204,18 @@ int main(int argc, char** argv) try {
   for (int variant = 0; variant < 3; ++variant) {
     Runtime& r = variant == 0 ? rt : rt_plain;
     std::vector<std::shared_ptr<const Plan>> plans;
-    for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t, batch) : nullptr);
+    for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t, batch, format) : nullptr);
     ctx.make_current();
     CapturedGraph::begin_capture(stream.get());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& s = steps[i];
       if (variant < 2) {
         Operands op;
-        op.w = weights[s.weight].get();
+        op.w = (quantized ? packed : weights)[s.weight].get();
+        if (quantized) {
+          op.scales = scales[s.weight].get();
+          op.zeros = is_int4(format) ? zeros[s.weight].get() : 0;
+        }
         op.x = s.x;
         op.y = s.y;
         op.ldx = s.ldx;
@@ -220,8 +256,11 @@ int main(int argc, char** argv) try {
     norm += ref[i] * ref[i];
   }
   const double rel = std::sqrt(err / norm);
-  std::printf("decode chain: %zu GEMVs at batch M=%d, %.2f GB of bf16 weights, %s, %d replays (median)\n",
-              steps.size(), batch, total_bytes / 1e9, rt.gpu().id.name.c_str(), replays);
+  std::printf("decode chain: %zu GEMVs at batch M=%d, %.2f GB of bf16 weights", steps.size(), batch, total_bytes / 1e9);
+  if (quantized)
+    std::printf(" (gemvtune: %.2f GB of %s weights, scales and zeros; cuBLAS: them dequantized to bf16)", packed_bytes / 1e9,
+                std::string(to_string(format)).c_str());
+  std::printf(", %s, %d replays (median)\n", rt.gpu().id.name.c_str(), replays);
   double ceiling = 0;
   try {
     TuningCache cache(rt.cache_path(), CacheMode::read_only);
@@ -229,9 +268,10 @@ int main(int argc, char** argv) try {
   } catch (const std::exception&) {
   }
   for (int v = 0; v < 3; ++v) {
-    const double gbps = total_bytes / (ms[v] * 1e-3) / 1e9;
+    const double gbps = (v < 2 && quantized ? packed_bytes : total_bytes) / (ms[v] * 1e-3) / 1e9;
     std::printf("  %-18s %8.3f ms  %6.0f GB/s", names[v], ms[v], gbps);
     if (ceiling > 0) std::printf("  %5.1f%% of the %.0f GB/s read ceiling", 100 * gbps / ceiling, ceiling);
+    if (v < 2) std::printf("  %.2fx cuBLAS", ms[2] / ms[v]);
     std::printf("\n");
   }
   std::printf("  logits: gemvtune vs cuBLAS relative L2 difference %.4f (%s)\n", rel,

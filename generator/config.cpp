@@ -149,10 +149,36 @@ void check_batch(std::int64_t m) {
     throw InvalidArgument("batch M=" + std::to_string(m) + " is outside 1.." + std::to_string(kMaxBatch));
 }
 
-std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m) {
+std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m,
+                                           WeightFormat weights) {
   if (auto why = why_invalid(c)) return why;
   if (m < 1 || m > c.m_tile)
     return "batch M=" + std::to_string(m) + " is outside the config's m tile 1.." + std::to_string(c.m_tile);
+  if (is_quantized(weights)) {
+    const std::string f(to_string(weights));
+    const bool tc = c.family == Family::tensor_core;
+    if (tc && weights != WeightFormat::int4_g128)
+      return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
+    if (tc && t == DType::f32) return "the int4 tensor-core family takes bf16 or fp16 activations, not fp32";
+    // Each tile-chunk in flight holds 2 x 16 bytes of packed weights and, once unpacked, four
+    // times as many registers: 4 tiles with more than one chunk in flight spilled (ptxas, sm_90).
+    if (tc && c.rows_per_warp == 4 && c.unroll > 1)
+      return "int4 on tensor cores: 4 tiles per warp take unroll 1 (more spills registers)";
+    if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
+    if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
+    if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
+    if (is_int4(weights) && s.k % group_size(weights) != 0)
+      return "K=" + std::to_string(s.k) + " is not a multiple of the group size " +
+             std::to_string(group_size(weights)) + " of " + f;
+    // Every split gets at least one warp-wide load (16 bytes per lane; on tensor cores one
+    // 128-element group per 4 lanes).
+    const std::int64_t warp_chunk = tc ? 128 : 32LL * (is_int4(weights) ? 32 : 16);
+    const std::int64_t chunks = (s.k + warp_chunk - 1) / warp_chunk;
+    if (c.split_k > 1 && c.split_k > chunks)
+      return "split_k " + std::to_string(c.split_k) + " exceeds the " + std::to_string(chunks) +
+             " warp-wide loads along K=" + std::to_string(s.k);
+    return std::nullopt;
+  }
   if (c.family == Family::tensor_core && t == DType::f32)
     return "the tensor-core family takes bf16 or fp16, not fp32";
   const int esize = static_cast<int>(dtype_size(t));
@@ -220,10 +246,12 @@ KernelConfig with_vec_bytes(KernelConfig c, int width) {
   return c;
 }
 
-void check_config(const KernelConfig& c, DType t, const Shape& s, int m) {
-  if (auto why = why_invalid_for(c, t, s, m))
+void check_config(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat weights) {
+  if (auto why = why_invalid_for(c, t, s, m, weights))
     throw InvalidArgument("config " + to_string(c) + " cannot run " + std::string(to_string(t)) +
-                          " " + to_string(s) + (m > 1 ? " at M=" + std::to_string(m) : "") + ": " + *why);
+                          " " + to_string(s) + (m > 1 ? " at M=" + std::to_string(m) : "") +
+                          (is_quantized(weights) ? " with " + std::string(to_string(weights)) + " weights" : "") +
+                          ": " + *why);
 }
 
 }  // namespace gemvtune

@@ -45,6 +45,27 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) 
               if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t))) out.push_back(c);
             }
 }
+// Quantized weights: fewer bytes per weight than dense make x the larger share of the loads
+// (int4: four bytes of bf16 x per byte of weights), so up to 8 rows per warp share each x load.
+void add_quantized(int m, std::vector<KernelConfig>& out) {
+  for (int threads : {64, 128, 256})
+    for (int k_warps : {1, 2, 4})
+      for (int rows : {1, 2, 4, 8})
+        for (int unroll : {1, 2, 4})
+          for (bool pdl : {false, true})
+            for (int split : kBatchedSplitK) {
+              KernelConfig c;
+              c.threads = threads;
+              c.k_warps = k_warps;
+              c.rows_per_warp = rows;
+              c.vec_bytes = 16;
+              c.unroll = unroll;
+              c.split_k = split;
+              c.pdl = pdl;
+              c.m_tile = m;
+              if (!why_invalid(c)) out.push_back(c);
+            }
+}
 
 // Aligned-body (al) variants of the CUDA-core configs, for rows that are not 16-byte aligned
 // (K x element size not a multiple of 16: the tuner's own W has ld = K). Streaming loads with
@@ -65,8 +86,15 @@ void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
 }
 }  // namespace
 
-std::vector<KernelConfig> default_search_space(DType t, int m) {
+std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weights) {
   std::vector<KernelConfig> out;
+  if (is_quantized(weights)) {
+    add_quantized(m, out);
+    // int4g128 on tensor cores (templates/gemv_qtc.cu) for bf16/fp16: the knobs of the dense
+    // tensor-core family.
+    if (weights == WeightFormat::int4_g128 && t != DType::f32) add_batched(t, m, Family::tensor_core, out);
+    return out;
+  }
   if (m > 1) {
     if (t == DType::f32 || m <= kMaxCudaCoreBatch) add_batched(t, m, Family::cuda_core, out);
     if (t != DType::f32) add_batched(t, m, Family::tensor_core, out);
@@ -105,11 +133,11 @@ std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& conf
   return out;
 }
 
-std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m) {
+std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m, WeightFormat weights) {
   std::vector<KernelConfig> out;
-  for (const KernelConfig& c : default_search_space(t, m))
-    if (!why_invalid_for(c, t, s, m)) out.push_back(c);
-  if (s.k * static_cast<std::int64_t>(dtype_size(t)) % 16 != 0) {
+  for (const KernelConfig& c : default_search_space(t, m, weights))
+    if (!why_invalid_for(c, t, s, m, weights)) out.push_back(c);
+  if (!is_quantized(weights) && s.k * static_cast<std::int64_t>(dtype_size(t)) % 16 != 0) {
     std::vector<KernelConfig> al;
     add_aligned_body(t, m, al);
     for (const KernelConfig& c : al)

@@ -6,8 +6,9 @@
 
 namespace gemvtune::jit {
 
-LoadedGemv::LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const KernelConfig& c, DType t)
-    : compiled_(std::move(compiled)), config_(c), dtype_(t), module_(compiled_->cubin),
+LoadedGemv::LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const KernelConfig& c, DType t,
+                       WeightFormat w)
+    : compiled_(std::move(compiled)), config_(c), dtype_(t), weights_(w), module_(compiled_->cubin),
       fn_(module_.function(compiled_->name)) {
   config_.split_k = 1;
 }
@@ -33,10 +34,32 @@ void SplitKWorkspace::reserve(const KernelConfig& c, const Shape& s) {
   }
 }
 
+namespace {
+// Quantized W: the packed layout and what the quantized family's 16-byte loads need.
+void check_quantized_operands(DType t, const GemvOperands& op, std::int64_t ldx) {
+  const std::string f(to_string(op.weights));
+  check_weight_layout(op.weights, t, op.shape.n, op.shape.k, op.ld);  // names K vs group, odd ld, ...
+  if (!op.scales) throw InvalidArgument(f + " weights need their scales (a non-null device pointer)");
+  if (is_int4(op.weights) && !op.zeros) throw InvalidArgument(f + " weights need their zeros (a non-null device pointer)");
+  const std::uintptr_t factor = is_int4(op.weights) ? dtype_size(t) : 4;
+  if (op.scales % factor || op.zeros % factor)
+    throw InvalidArgument(f + " scales and zeros must be aligned to their " + std::to_string(factor) + "-byte elements");
+  const std::int64_t row_bytes = is_int4(op.weights) ? op.ld / 2 : op.ld;
+  if (op.w % 16 || row_bytes % 16)
+    throw InvalidArgument(f + " weights are read with 16-byte loads: W must be 16-byte aligned and a row (ld=" +
+                          std::to_string(op.ld) + " weights, " + std::to_string(row_bytes) +
+                          " bytes) a multiple of 16 bytes; pad ld when packing (make_packed_weights)");
+  const std::uintptr_t x_row_bytes = op.m > 1 ? static_cast<std::uintptr_t>(ldx) * dtype_size(t) : 0;
+  if (op.x % 16 || x_row_bytes % 16)
+    throw InvalidArgument(f + " weights: x is read with 16-byte loads, so x must be 16-byte aligned" +
+                          std::string(op.m > 1 ? " and its row stride ldx a multiple of 16 bytes" : ""));
+}
+}  // namespace
+
 void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
   check_shape(op.shape);
   check_batch(op.m);
-  check_config(c, t, op.shape, op.m);
+  check_config(c, t, op.shape, op.m, op.weights);
   const std::int64_t ldx = op.ldx ? op.ldx : op.shape.k, ldy = op.ldy ? op.ldy : op.shape.n;
   if (op.m > 1 && (ldx < op.shape.k || ldx > kMaxDim))
     throw InvalidArgument("row stride of X ldx=" + std::to_string(ldx) + " is outside K=" +
@@ -50,6 +73,13 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
   if (op.ld > kMaxDim) throw InvalidArgument("row stride ld=" + std::to_string(op.ld) + " is too large");
   if (!op.w || !op.x || !op.y) throw InvalidArgument("W, x and y must be non-null device pointers");
   const auto esize = dtype_size(t);
+  if (is_quantized(op.weights)) {
+    if (op.y % esize)
+      throw InvalidArgument("y must be aligned to the " + std::to_string(esize) + "-byte element size of " +
+                            std::string(to_string(t)));
+    check_quantized_operands(t, op, ldx);
+    return;
+  }
   if (op.w % esize || op.x % esize || op.y % esize)
     throw InvalidArgument("W, x and y must be aligned to the " + std::to_string(esize) +
                           "-byte element size of " + std::string(to_string(t)));
@@ -64,10 +94,12 @@ struct KernelSegments {
   CUdeviceptr y[kMaxFusedSegments];
   long long ld[kMaxFusedSegments];
   long long ldy[kMaxFusedSegments];
+  CUdeviceptr scales[kMaxFusedSegments];
+  CUdeviceptr zeros[kMaxFusedSegments];
   int row_begin[kMaxFusedSegments];
   int count;
 };
-static_assert(sizeof(KernelSegments) == 152, "must match GemvSegments in templates/prelude.cu");
+static_assert(sizeof(KernelSegments) == 216, "must match GemvSegments in templates/prelude.cu");
 }  // namespace
 
 Shape FusedOperands::stacked_shape() const {
@@ -78,8 +110,9 @@ Shape FusedOperands::stacked_shape() const {
 
 FusedOperands FusedOperands::single(const GemvOperands& op) {
   FusedOperands f;
-  f.segments[0] = {op.w, op.y, op.shape.n, op.ld, op.ldy};
+  f.segments[0] = {op.w, op.y, op.shape.n, op.ld, op.ldy, op.scales, op.zeros};
   f.count = 1;
+  f.weights = op.weights;
   f.x = op.x;
   f.k = op.shape.k;
   f.m = op.m;
@@ -94,14 +127,15 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   for (int i = 0; i < op.count; ++i) {
     const GemvSegment& g = op.segments[i];
     try {
-      check_operands(c, t, GemvOperands{g.w, op.x, g.y, Shape{g.rows, op.k}, g.ld, op.m, op.ldx, g.ldy});
+      check_operands(c, t, GemvOperands{g.w, op.x, g.y, Shape{g.rows, op.k}, g.ld, op.m, op.ldx, g.ldy,
+                                        op.weights, g.scales, g.zeros});
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(op.count > 1 ? "segment " + std::to_string(i) + ": " + e.what() : e.what());
     }
   }
   const Shape stacked = op.stacked_shape();
   check_shape(stacked);
-  check_config(c, t, stacked, op.m);
+  check_config(c, t, stacked, op.m, op.weights);
 }
 
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
@@ -110,6 +144,9 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
   code.split_k = 1;
   if (code != kernel.config())
     throw InvalidArgument("config " + to_string(c) + " does not match the loaded kernel " +
+                          kernel.compiled().name);
+  if (op.weights != kernel.weights())
+    throw InvalidArgument("operands with " + std::string(to_string(op.weights)) + " weights do not match the loaded kernel " +
                           kernel.compiled().name);
   check_fused_operands(c, kernel.dtype(), op);  // never launch what could fault or be wrong
   const Shape stacked = op.stacked_shape();
@@ -123,6 +160,8 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     seg.y[i] = g.y;
     seg.ld[i] = g.ld;
     seg.ldy[i] = g.ldy ? g.ldy : g.rows;
+    seg.scales[i] = g.scales;
+    seg.zeros[i] = g.zeros;
     seg.row_begin[i] = static_cast<int>(begin);
     if (i < op.count) begin += g.rows;
   }

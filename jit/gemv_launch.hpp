@@ -20,6 +20,10 @@ struct GemvOperands {
   int m = 1;             // rows of X and Y (batch), 1..kMaxBatch
   std::int64_t ldx = 0;  // row stride of X in elements, >= K (0 means K)
   std::int64_t ldy = 0;  // row stride of Y in elements, >= N (0 means N)
+  // Quantized W (docs/weights.md): w holds the packed weights (ld counts weights), scales and
+  // zeros their factors (zeros for int4 only). Dense: both 0.
+  WeightFormat weights = WeightFormat::dense;
+  CUdeviceptr scales = 0, zeros = 0;
 };
 
 // Fused projections: up to kMaxFusedSegments (shape.hpp) GEMVs that share x, each with its own weights (rows x K,
@@ -30,6 +34,7 @@ struct GemvSegment {
   std::int64_t rows = 0;
   std::int64_t ld = 0;   // row stride of this segment's W in elements, >= K
   std::int64_t ldy = 0;  // row stride of this segment's Y in elements, >= rows (0 means rows)
+  CUdeviceptr scales = 0, zeros = 0;  // quantized W only
 };
 struct FusedOperands {
   std::array<GemvSegment, kMaxFusedSegments> segments{};
@@ -38,6 +43,7 @@ struct FusedOperands {
   std::int64_t k = 0;
   int m = 1;             // rows of X and of every segment's Y
   std::int64_t ldx = 0;  // row stride of X in elements (0 means K)
+  WeightFormat weights = WeightFormat::dense;  // of every segment
   Shape stacked_shape() const;  // (sum of rows, K): the shape the config is tuned for
   static FusedOperands single(const GemvOperands& op);
 };
@@ -45,9 +51,11 @@ struct FusedOperands {
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).
 class LoadedGemv {
  public:
-  LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const KernelConfig& c, DType t);
+  LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const KernelConfig& c, DType t,
+             WeightFormat w = WeightFormat::dense);
   const KernelConfig& config() const { return config_; }
   DType dtype() const { return dtype_; }
+  WeightFormat weights() const { return weights_; }
   const CompiledKernel& compiled() const { return *compiled_; }
   CUfunction function() const { return fn_; }
 
@@ -55,6 +63,7 @@ class LoadedGemv {
   std::shared_ptr<const CompiledKernel> compiled_;
   KernelConfig config_;
   DType dtype_;
+  WeightFormat weights_;
   Module module_;
   CUfunction fn_ = nullptr;
 };

@@ -27,9 +27,9 @@ KernelCache& KernelCache::instance() {
   return cache;
 }
 
-std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DType t,
+std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DType t, WeightFormat w,
                                                        const std::string& arch, bool* compiled_here) {
-  const std::string name = kernel_name(c, t);
+  const std::string name = kernel_name(c, t, w);
   const std::string key = name + "@" + arch;
   auto state = impl();
   std::promise<std::shared_ptr<const CompiledKernel>> promise;
@@ -51,7 +51,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DT
     ++state->compiles;
     try {
       promise.set_value(std::make_shared<const CompiledKernel>(
-          compile_kernel(generate_source(c, t), name, arch)));
+          compile_kernel(generate_source(c, t, w), name, arch)));
     } catch (...) {
       promise.set_exception(std::current_exception());
     }

@@ -19,7 +19,12 @@ class KernelCache {
   // compiled_here (optional) is set to whether this call ran NVRTC, or found the kernel
   // compiled (or being compiled) by an earlier call in this process.
   std::shared_ptr<const CompiledKernel> get(const KernelConfig& c, DType t, const std::string& arch,
-                                            bool* compiled_here = nullptr);
+                                            bool* compiled_here = nullptr) {
+    return get(c, t, WeightFormat::dense, arch, compiled_here);
+  }
+  // The kernel of weight format w (the quantized family unless dense).
+  std::shared_ptr<const CompiledKernel> get(const KernelConfig& c, DType t, WeightFormat w,
+                                            const std::string& arch, bool* compiled_here = nullptr);
 
   std::size_t compiles() const;  // NVRTC compiles run so far, successful or not
 

@@ -15,7 +15,7 @@ class LoadedKernels {
  public:
   explicit LoadedKernels(const Context& ctx) : ctx_(ctx) {}
   // Compiles (once per process) and loads (once per context) the kernel of config c.
-  std::shared_ptr<const LoadedGemv> get(const KernelConfig& c, DType t);
+  std::shared_ptr<const LoadedGemv> get(const KernelConfig& c, DType t, WeightFormat w = WeightFormat::dense);
   const Context& context() const { return ctx_; }
 
  private:

@@ -74,16 +74,8 @@ CheckedProblem check_problem(const gemvtune_problem* p, const char* function) {
   out.m = problem.m == 0 ? 1 : problem.m;
   check_batch(out.m);
   if (problem.weights && *problem.weights) {
-    bool plain = false;
-    try {
-      plain = parse_dtype(problem.weights) == out.dtype;
-    } catch (const InvalidArgument&) {
-      // A quantized format name ("int8", "int4g128", ...) or an unknown one: refused below.
-    }
-    if (!plain)
-      throw InvalidArgument("weight format '" + std::string(problem.weights) +
-                            "' is not supported by this build: weights must be of the activation dtype (" +
-                            std::string(to_string(out.dtype)) + ")");
+    out.weights = parse_weights_option(problem.weights, out.dtype);  // names the accepted formats
+    check_weight_layout(out.weights, out.dtype, out.shape.n, out.shape.k, out.shape.k);  // K vs group
   }
   return out;
 }
@@ -111,7 +103,7 @@ gemvtune_status create_plan(gemvtune_runtime* rt, const gemvtune::capi::CheckedP
                             const char* function, gemvtune_plan** out) {
   if (!rt) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(function) + ": runtime is NULL");
   auto handle = std::make_unique<gemvtune_plan>();
-  handle->plan = rt->runtime.plan(problem.shape, problem.dtype, static_cast<int>(problem.m));
+  handle->plan = rt->runtime.plan(problem.shape, problem.dtype, static_cast<int>(problem.m), problem.weights);
   handle->config_text = gemvtune::to_string(handle->plan->config());
   handle->source_text = handle->plan->source_text();
   *out = handle.release();
@@ -238,7 +230,7 @@ gemvtune_status gemvtune_plan_launch_ex(const gemvtune_plan* plan, const gemvtun
     if (!plan) return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT, std::string(fn) + ": plan is NULL");
     const gemvtune_operands o =
         gemvtune::capi::read_struct(operands, sizeof(gemvtune_operands), fn, "gemvtune_operands");
-    if (o.scales || o.zeros)
+    if ((o.scales || o.zeros) && !gemvtune::is_quantized(plan->plan->weights()))
       return fail(GEMVTUNE_ERROR_INVALID_ARGUMENT,
                   std::string(fn) + ": scales and zeros are for quantized weight formats; this plan's weights are " +
                       std::string(gemvtune::to_string(plan->plan->dtype())));
@@ -253,6 +245,8 @@ gemvtune_status gemvtune_plan_launch_ex(const gemvtune_plan* plan, const gemvtun
     op.ldx = o.ldx;
     op.ldy = o.ldy;
     op.m = static_cast<int>(o.m);
+    op.scales = o.scales;
+    op.zeros = o.zeros;
     plan->plan->launch(op, stream);  // checks m, pointers and strides before launching
     return GEMVTUNE_OK;
   } catch (...) {

@@ -46,11 +46,12 @@ struct CheckedProblem {
   std::int64_t m = 1;
   Shape shape;
   DType dtype = DType::bf16;
+  WeightFormat weights = WeightFormat::dense;
 };
 
 // Validates a problem the same way for every entry point; throws InvalidArgument with the
-// reason (bad sizes, dtype or batch; quantized weight formats, which this build does not
-// support yet).
+// reason (bad sizes, dtype or batch; an unknown weight format, or K that is not a multiple of
+// an int4 format's group).
 CheckedProblem check_problem(const gemvtune_problem* problem, const char* function);
 
 // A library-allocated copy of text for a char** out parameter (released by gemvtune_free).

@@ -157,8 +157,8 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
     const std::string path = capi::db_path(db);
     std::optional<TuningCache> cache;  // no cache file yet: the model's default
     if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
-    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m));
-    return report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m)}, gpu, r, path).dump(2);
+    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m), p.weights);
+    return report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m), p.weights}, gpu, r, path).dump(2);
   });
 }
 
@@ -230,9 +230,9 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     std::vector<TuneJob> jobs;
     for (size_t i = 0; i < count; ++i) {
       const capi::CheckedProblem p = capi::check_problem(&problems[i], fn);
-      const TuneJob job{p.shape, p.dtype, static_cast<int>(p.m)};
+      const TuneJob job{p.shape, p.dtype, static_cast<int>(p.m), p.weights};
       bool seen = false;
-      for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype && j.batch == job.batch);
+      for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype && j.batch == job.batch && j.weights == job.weights);
       if (!seen) jobs.push_back(job);
     }
     if (jobs.empty()) throw InvalidArgument("no shapes to tune");

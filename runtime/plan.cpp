@@ -21,6 +21,7 @@ ConfigSource Plan::source() const { return impl_->source; }
 const std::string& Plan::source_text() const { return impl_->source_text; }
 const Shape& Plan::shape() const { return impl_->shape; }
 DType Plan::dtype() const { return impl_->dtype; }
+WeightFormat Plan::weights() const { return impl_->weights; }
 int Plan::batch() const { return impl_->batch; }
 
 std::vector<int> Plan::prepared_vec_bytes() const {
@@ -64,6 +65,17 @@ void Plan::launch(const Operands& args, CUstream stream) const {
   if (op.m < 1 || op.m > p.batch)
     throw InvalidArgument("launch of " + std::to_string(op.m) + " rows on a plan for batch 1.." +
                           std::to_string(p.batch));
+  if (is_quantized(p.weights)) {  // one prepared kernel; launch_gemv checks the packed layout
+    op.weights = p.weights;
+    op.scales = args.scales;
+    op.zeros = args.zeros;
+    p.context->make_current_if_none();
+    jit::launch_gemv(*p.variants.front(), p.config, op, p.workspace, stream);
+    return;
+  }
+  if (args.scales || args.zeros)
+    throw InvalidArgument("scales and zeros are for quantized weights; this plan's W is dense " +
+                          std::string(to_string(p.dtype)));
   if (op.ld < p.shape.k || op.ldx < p.shape.k || op.ldy < p.shape.n)
     jit::check_operands(p.config, p.dtype, op);  // throws InvalidArgument naming the stride
   // widest_aligned_vec_bytes never goes below the element size; a pointer not even aligned to
@@ -92,10 +104,12 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   op.k = p.shape.k;
   op.m = p.batch;
   op.ldx = p.shape.k;
+  op.weights = p.weights;
   int width = p.config.vec_bytes;
   for (int i = 0; i < count; ++i) {
     const FusedSegment& g = segments[i];
-    op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld, g.rows};
+    op.segments[i] = {g.w, g.y, g.rows, g.ld == 0 ? p.shape.k : g.ld, g.rows, g.scales, g.zeros};
+    if (is_quantized(p.weights)) continue;  // one 16-byte kernel; its checks name any misalignment
     if (op.segments[i].ld >= p.shape.k)
       width = std::min(width, widest_aligned_vec_bytes(p.config, p.dtype, g.w, op.segments[i].ld, x,
                                                        p.batch > 1 ? op.ldx : 0));

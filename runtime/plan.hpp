@@ -17,6 +17,7 @@ struct Plan::Impl {
   std::shared_ptr<const jit::Context> context;
   Shape shape;
   DType dtype = DType::bf16;
+  WeightFormat weights = WeightFormat::dense;
   int batch = 1;
   KernelConfig config;  // as resolved (split_k included)
   ConfigSource source = ConfigSource::model_default;

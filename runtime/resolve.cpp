@@ -20,10 +20,11 @@ std::string_view to_string(ConfigSource s) {
 namespace {
 // A stored config is usable for a shape when it parses and passes every rule for the shape
 // (a config tuned for a long K may split K more ways than a short K allows).
-std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, const Shape& shape, int batch) {
+std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, const Shape& shape, int batch,
+                                          WeightFormat weights) {
   try {
     KernelConfig c = parse_config(text);
-    if (why_invalid_for(c, dtype, shape, batch)) return std::nullopt;
+    if (why_invalid_for(c, dtype, shape, batch, weights)) return std::nullopt;
     return c;
   } catch (const InvalidArgument&) {
     return std::nullopt;  // written by a newer gemvtune with another text form
@@ -40,9 +41,11 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
   if (gpu.sm_count > 0) model.sm_count = gpu.sm_count;
   if (cache) {
     CacheKey key = key_of(gpu, TuneJob{shape, dtype, batch, weights});
-    const auto usable = [&](const std::string& config) { return usable_config(config, dtype, shape, batch).has_value(); };
+    const auto usable = [&](const std::string& config) {
+      return usable_config(config, dtype, shape, batch, weights).has_value();
+    };
     const auto take = [&](std::optional<TuneRecord> found) {
-      out.config = *usable_config(found->config, dtype, shape, batch);
+      out.config = *usable_config(found->config, dtype, shape, batch, weights);
       const std::string at_batch = found->key.batch != batch ? " at M=" + std::to_string(found->key.batch) : "";
       if (found->key.shape == shape) {
         out.source = found->key.batch == batch ? ConfigSource::exact : ConfigSource::nearest;
@@ -70,7 +73,7 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     }
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
   }
-  out.config = default_config(dtype, shape, model, batch);
+  out.config = default_config(dtype, shape, model, batch, weights);
   out.source = ConfigSource::model_default;
   out.source_text = "default (analytic model)";
   return out;

@@ -20,11 +20,11 @@
 namespace gemvtune {
 
 namespace {
-// n and k are at most 31 bits (kMaxDim), dtype 2 bits: one word, and the batch (5 bits) in a
-// second, so the hot lookup hashes two integers instead of a string.
+// n and k are at most 31 bits (kMaxDim), dtype 2 bits: one word, and the batch (5 bits) with
+// the weight format in a second, so the hot lookup hashes two integers instead of a string.
 struct PlanKey {
   std::uint64_t shape_dtype;
-  int batch;
+  int batch;  // batch | weight format << 8
   bool operator==(const PlanKey& o) const { return shape_dtype == o.shape_dtype && batch == o.batch; }
 };
 struct PlanKeyHash {
@@ -32,10 +32,10 @@ struct PlanKeyHash {
     return std::hash<std::uint64_t>()(k.shape_dtype ^ (static_cast<std::uint64_t>(k.batch) * 0x9e3779b97f4a7c15ull));
   }
 };
-PlanKey plan_key(const Shape& s, DType t, int batch) {
+PlanKey plan_key(const Shape& s, DType t, int batch, WeightFormat w) {
   return {(static_cast<std::uint64_t>(s.n) << 33) | (static_cast<std::uint64_t>(s.k) << 2) |
               static_cast<std::uint64_t>(t),
-          batch};
+          batch | static_cast<int>(w) << 8};
 }
 using PlanFuture = std::shared_future<std::shared_ptr<const Plan>>;
 }  // namespace
@@ -57,8 +57,8 @@ struct Runtime::Impl {
 
   std::atomic<std::size_t> plans_created{0}, from_store{0}, from_nvrtc{0}, from_process{0}, write_failures{0};
 
-  std::shared_ptr<const jit::LoadedGemv> load_kernel(const KernelConfig& c, DType t);
-  std::shared_ptr<const Plan> create_plan(const Shape& s, DType t, int batch);
+  std::shared_ptr<const jit::LoadedGemv> load_kernel(const KernelConfig& c, DType t, WeightFormat w);
+  std::shared_ptr<const Plan> create_plan(const Shape& s, DType t, int batch, WeightFormat w);
 };
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
@@ -99,8 +99,8 @@ RuntimeStats Runtime::stats() const {
 
 // The store is consulted before the process-wide KernelCache: a restarted server must find its
 // kernels on disk, and a test can see the difference although KernelCache outlives runtimes.
-std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelConfig& c, DType t) {
-  const std::string name = kernel_name(c, t);
+std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelConfig& c, DType t, WeightFormat w) {
+  const std::string name = kernel_name(c, t, w);
   const std::string& arch = context->info().arch;
   {
     std::lock_guard<std::mutex> lock(store_mutex);
@@ -113,7 +113,7 @@ std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelCo
         compiled->cubin = std::move(*bytes);
         compiled->log = "loaded from " + store->path_of(name, arch);
         try {
-          auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t);
+          auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t, w);
           ++from_store;
           loaded.emplace(name, kernel);
           return kernel;
@@ -125,28 +125,30 @@ std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelCo
   }
   // Outside the lock: other plans' kernels compile in parallel; KernelCache joins duplicates.
   bool compiled_here = false;
-  auto compiled = jit::KernelCache::instance().get(c, t, arch, &compiled_here);
+  auto compiled = jit::KernelCache::instance().get(c, t, w, arch, &compiled_here);
   ++(compiled_here ? from_nvrtc : from_process);
   std::lock_guard<std::mutex> lock(store_mutex);
   if (auto it = loaded.find(name); it != loaded.end()) return it->second;
   if (store && !store->save(name, arch, compiled->cubin)) ++write_failures;
-  auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t);
+  auto kernel = std::make_shared<const jit::LoadedGemv>(std::move(compiled), c, t, w);
   loaded.emplace(name, kernel);
   return kernel;
 }
 
-std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, int batch) {
+std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, int batch, WeightFormat w) {
   check_shape(s);
+  check_weight_layout(w, t, s.n, s.k, s.k);  // names a K that is not a multiple of the group
   context->make_current();  // module loads and the workspace allocation below need it
   Resolved resolved;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
-    resolved = resolve_config(cache ? &*cache : nullptr, context->info().id, s, t, batch);
+    resolved = resolve_config(cache ? &*cache : nullptr, context->info().id, s, t, batch, w);
   }
   auto impl = std::make_unique<Plan::Impl>();
   impl->context = context;
   impl->shape = s;
   impl->dtype = t;
+  impl->weights = w;
   impl->batch = batch;
   impl->config = resolved.config;
   impl->source = resolved.source;
@@ -160,7 +162,13 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
     impl->config.prefetch_l2 = false;
     impl->source_text += ", PDL disabled";
   }
-  check_config(impl->config, t, s, batch);
+  check_config(impl->config, t, s, batch, w);
+  if (is_quantized(w)) {  // packed weights are read 16 bytes at a time: one kernel, no narrower ones
+    impl->variants.push_back(load_kernel(impl->config, t, w));
+    impl->workspace.reserve(impl->config, s);
+    ++plans_created;
+    return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
+  }
   // What every narrower width down to the element size runs (misaligned_variant), compiled now:
   // launch() must never compile when a caller's pointers or ld do not allow the widest loads.
   // A 16-byte config's is its aligned-body variant (al), one kernel for any element-aligned
@@ -172,7 +180,7 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
     variant.split_k = 1;
     const bool prepared = std::any_of(impl->variants.begin(), impl->variants.end(),
                                       [&](const auto& v) { return v->config() == variant; });
-    if (!prepared) impl->variants.push_back(load_kernel(variant, t));
+    if (!prepared) impl->variants.push_back(load_kernel(variant, t, w));
   }
   for (const auto& v : impl->variants) {  // no-op for split_k == 1
     KernelConfig split = v->config();      // a CUDA-core variant of a tensor-core config has
@@ -183,10 +191,10 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
 
-std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype, int batch) {
+std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype, int batch, WeightFormat weights) {
   check_shape(shape);  // first: only valid n, k fit the key's 31-bit fields
   check_batch(batch);
-  const PlanKey key = plan_key(shape, dtype, batch);
+  const PlanKey key = plan_key(shape, dtype, batch, weights);
   Impl& r = *impl_;
   {
     std::shared_lock<std::shared_mutex> lock(r.plans_mutex);
@@ -207,7 +215,7 @@ std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype, int b
       r.plans.emplace(key, future);
       lock.unlock();
       try {
-        promise.set_value(r.create_plan(shape, dtype, batch));
+        promise.set_value(r.create_plan(shape, dtype, batch, weights));
       } catch (...) {
         promise.set_exception(std::current_exception());
         std::unique_lock<std::shared_mutex> relock(r.plans_mutex);

@@ -19,6 +19,11 @@
 #   tunebatch  gemvtune tune --preset llama-3.1-8b --batch 1,2,4,8,16 into a fresh cache, timed
 #   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
 #   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
+#   quanttests the quantized-weight correctness suite (every format, both quantized families,
+#              M = 1, 2, 5; every STRIDE-th config, default 1)
+#   benchquant gemvtune bench --preset llama-3.1-8b --weights W --batch $BENCH_BATCHES (default
+#              1,16) for W in $WEIGHTS (default int4g128 int8 fp8), JSON in $OUT
+#   decodequant the decode chain with each of $WEIGHTS against the bf16 cuBLAS chain
 #   python     the Python suite (GPU tests included) against $B/libgemvtune.so, then
 #              examples/python/decode_chain.py; pytest comes from $PYLIB if the machine lacks it
 #   peers      bench/peers/quant_peers.py (bf16 cuBLAS, tinygemm int4, GemLite W4/W8) at M =
@@ -92,6 +97,18 @@ for step in "$@"; do
       python3 -m pytest -q -rs -p no:cacheprovider tests/python 2>&1 | tee "$OUT/pytest.log" | tail -25
       echo "pytest exit ${PIPESTATUS[0]}"
       python3 examples/python/decode_chain.py --db "$DB" 2>&1 | tee "$OUT/python_decode_chain.txt" | tail -30 ;;
+    quanttests)
+      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 2>&1 | tee "$OUT/test_gemv_quant_gpu.log" | grep -E "gemvtune\]|PASSED|FAILED|Failure" | head -80
+      echo "exit ${PIPESTATUS[0]}" ;;
+    benchquant)
+      for w in ${WEIGHTS:-int4g128 int8 fp8}; do
+        "$G" bench --preset llama-3.1-8b --weights $w --batch ${BENCH_BATCHES:-1,16} --db "$DB" --json > "$OUT/bench_$w.json" 2> "$OUT/bench_$w.txt"
+        echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_$w.txt" | grep -v "not tuned yet" | tail -40
+      done ;;
+    decodequant)
+      for w in ${WEIGHTS:-int4g128 int8 fp8}; do
+        "$B/examples/decode_chain" --db "$DB" --weights $w 2>&1 | tee "$OUT/decode_chain_$w.txt"
+      done ;;
     decodebatch)
       for m in ${BATCHES:-1 8}; do
         "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"

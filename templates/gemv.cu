@@ -445,32 +445,5 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int off = 16; off > 0; off >>= 1) acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
 
-  if (KW == 1 && splits == 1) {  // each warp writes its own rows; every lane holds every sum
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi)
-        if (lane == (r * MT + mi) % 32 && mi < m && row0 + r < n)
-          *row_output(seg, row0 + r, mi) = float_to_elem(acc[r][mi]);
-    return;
-  }
-
-  // Combine the KW warps of each row set in a fixed order, then write or publish the split.
-  __shared__ float warp_sums[GEMV_WARPS * R * MT];
-  if (lane == 0) {
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) warp_sums[((row_group * KW + kw) * R + r) * MT + mi] = acc[r][mi];
-  }
-  __syncthreads();
-  const auto block_sum = [&](int idx) {
-    const int mi = idx / GEMV_BLOCK_ROWS, rb = idx % GEMV_BLOCK_ROWS;
-    const int g = rb / R, r = rb % R;
-    float sum = 0.f;
-#pragma unroll
-    for (int j = 0; j < KW; ++j) sum += warp_sums[((g * KW + j) * R + r) * MT + mi];
-    return sum;
-  };
-  finish_block<GEMV_BLOCK_ROWS, GEMV_THREADS>(seg, block_sum, m, n, partials, tickets);
+  finish_cc_rows<R, MT, KW, GEMV_THREADS>(seg, acc, row0, m, n, lane, row_group, kw, partials, tickets);
 }

@@ -227,39 +227,5 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   allow_next_grid();
 #endif
 
-  // D fragment: acc[i][nt][j] is weight row row0 + 16 i + g + 8 (j / 2), batch row
-  // 8 nt + 2 t + j % 2.
-  if (KW == 1 && splits == 1) {
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int row = row0 + 16 * i + g + 8 * (j / 2), mi = 8 * nt + 2 * t + j % 2;
-          if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(acc[i][nt][j]);
-        }
-    return;
-  }
-
-  // Combine the KW warps of each row set in a fixed order, then write or publish the split.
-  constexpr int FRAG = R * NT * 4;
-  __shared__ float frags[GEMV_WARPS * FRAG * 32];
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) frags[(warp * FRAG + (i * NT + nt) * 4 + j) * 32 + lane] = acc[i][nt][j];
-  __syncthreads();
-  const auto block_sum = [&](int idx) {
-    const int mi = idx / GEMV_BLOCK_ROWS, rb = idx % GEMV_BLOCK_ROWS;
-    const int group = rb / GEMV_WARP_ROWS, i = rb % GEMV_WARP_ROWS / 16, rr = rb % 16;
-    const int nt = mi / 8, j = (rr / 8) * 2 + mi % 2, src = (rr % 8) * 4 + (mi % 8) / 2;
-    float sum = 0.f;
-#pragma unroll
-    for (int w = 0; w < KW; ++w) sum += frags[((group * KW + w) * FRAG + (i * NT + nt) * 4 + j) * 32 + src];
-    return sum;
-  };
-  finish_block<GEMV_BLOCK_ROWS, GEMV_THREADS>(seg, block_sum, m, n, partials, tickets);
+  finish_tc_tiles<R, NT, KW, GEMV_THREADS>(seg, acc, row0, m, n, partials, tickets);
 }

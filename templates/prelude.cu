@@ -177,11 +177,15 @@ __device__ __forceinline__ void allow_next_grid() {
 // struct stays in the parameter bank (a run-time index would copy it to local memory).
 // Batch row i of a segment's output starts at y + i * ldy.
 #define GEMV_MAX_SEGMENTS 4
+// Quantized weights (gemv_q.cu) use w as packed bytes, ld in elements (weights) and their
+// scales and zeros (docs/weights.md); the dense families ignore scales and zeros.
 struct GemvSegments {
   const elem_t* w[GEMV_MAX_SEGMENTS];
   elem_t* y[GEMV_MAX_SEGMENTS];
   long long ld[GEMV_MAX_SEGMENTS];
   long long ldy[GEMV_MAX_SEGMENTS];
+  const void* scales[GEMV_MAX_SEGMENTS];
+  const void* zeros[GEMV_MAX_SEGMENTS];
   int row_begin[GEMV_MAX_SEGMENTS];  // first row of each segment; row_begin[0] == 0
   int count;
 };
@@ -258,5 +262,204 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
   }
   if (tid == 0) tickets[blockIdx.x] = 0;
 }
+
+// ---- the end of a CUDA-core kernel (gemv.cu, gemv_q.cu) -----------------------------------
+// acc[r][mi], already summed over the warp's lanes (every lane holds every sum): weight row
+// row0 + r times batch row mi. With one warp per row set and no split-K each warp writes its own
+// rows; otherwise the KW warps of a row set (row_group; kw: the warp's place in it) are combined
+// in a fixed order and finish_block writes or publishes them.
+template <int R, int MT, int KW, int THREADS>
+__device__ __forceinline__ void finish_cc_rows(const GemvSegments& seg, const float (&acc)[R][MT], int row0, int m,
+                                               int n, int lane, int row_group, int kw, float* __restrict__ partials,
+                                               unsigned* __restrict__ tickets) {
+  constexpr int WARPS = THREADS / 32, BLOCK_ROWS = WARPS / KW * R;
+  if (KW == 1 && gridDim.y == 1) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi)
+        if (lane == (r * MT + mi) % 32 && mi < m && row0 + r < n)
+          *row_output(seg, row0 + r, mi) = float_to_elem(acc[r][mi]);
+    return;
+  }
+  __shared__ float warp_sums[WARPS * R * MT];
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) warp_sums[((row_group * KW + kw) * R + r) * MT + mi] = acc[r][mi];
+  }
+  __syncthreads();
+  const auto block_sum = [&](int idx) {
+    const int mi = idx / BLOCK_ROWS, rb = idx % BLOCK_ROWS;
+    const int g = rb / R, r = rb % R;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < KW; ++j) sum += warp_sums[((g * KW + j) * R + r) * MT + mi];
+    return sum;
+  };
+  finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, m, n, partials, tickets);
+}
+
+// ---- the end of a tensor-core kernel (gemv_tc.cu, gemv_qtc.cu) ------------------------------
+// acc[i][nt][j] is the D fragment of the warp's tile i and batch tile nt: weight row
+// row0 + 16 i + g + 8 (j / 2), batch row 8 nt + 2 t + j % 2 (g = lane / 4, t = lane % 4).
+// With one warp per row set and no split-K each lane writes its own outputs; otherwise the KW
+// warps of a row set are combined in a fixed order and finish_block writes or publishes them.
+template <int R, int NT, int KW, int THREADS>
+__device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const float (&acc)[R][NT][4], int row0, int m,
+                                                int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
+  constexpr int WARPS = THREADS / 32, WARP_ROWS = 16 * R, BLOCK_ROWS = WARPS / KW * WARP_ROWS;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  if (KW == 1 && gridDim.y == 1) {
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int row = row0 + 16 * i + g + 8 * (j / 2), mi = 8 * nt + 2 * t + j % 2;
+          if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(acc[i][nt][j]);
+        }
+    return;
+  }
+  constexpr int FRAG = R * NT * 4;
+  __shared__ float frags[WARPS * FRAG * 32];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) frags[(warp * FRAG + (i * NT + nt) * 4 + j) * 32 + lane] = acc[i][nt][j];
+  __syncthreads();
+  const auto block_sum = [&](int idx) {
+    const int mi = idx / BLOCK_ROWS, rb = idx % BLOCK_ROWS;
+    const int group = rb / WARP_ROWS, i = rb % WARP_ROWS / 16, rr = rb % 16;
+    const int nt = mi / 8, j = (rr / 8) * 2 + mi % 2, src = (rr % 8) * 4 + (mi % 8) / 2;
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < KW; ++w) sum += frags[((group * KW + w) * FRAG + (i * NT + nt) * 4 + j) * 32 + src];
+    return sum;
+  };
+  finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, m, n, partials, tickets);
+}
+
+// ---- quantized weight formats (docs/weights.md) -------------------------------------------
+// A format is these few functions: which bytes hold a row, how a 32-bit word of them turns into
+// values in K order, and what scales those values. The quantized family (gemv_q.cu) asks for
+// values and never looks at bits. GEMV_WFORMAT: 0 dense (none of this is used), 1 int8 and
+// 2 fp8 e4m3 with an fp32 scale per row, 3 fp8 e4m3 with one fp32 scale, 4 int4 with a scale and
+// a zero (activation dtype) per GEMV_GROUP elements of K.
+#ifndef GEMV_WFORMAT
+#define GEMV_WFORMAT 0
+#endif
+#ifndef GEMV_GROUP
+#define GEMV_GROUP 128
+#endif
+#if GEMV_WFORMAT != 0
+#define GEMV_QK (GEMV_WFORMAT == 4 ? 32 : 16)  // weights in one 16-byte load
+#define GEMV_QWORD (GEMV_QK / 4)               // weights in one 32-bit word
+
+// Byte offset of element k within a row (int4: two per byte, k even in the low nibble).
+__device__ __forceinline__ long long q_byte(long long k) { return GEMV_WFORMAT == 4 ? k / 2 : k; }
+
+struct QuantRow {
+  const unsigned char* q;  // the row's packed weights
+  const void* scales;      // the segment's scales
+  const void* zeros;       // the segment's zeros (int4)
+  long long row;           // row within its segment
+};
+
+__device__ __forceinline__ QuantRow quant_row(const GemvSegments& seg, int row) {
+  const void* w = seg.w[0];
+  const void* s = seg.scales[0];
+  const void* z = seg.zeros[0];
+  long long ld = seg.ld[0];
+  int begin = 0;
+#pragma unroll
+  for (int i = 1; i < GEMV_MAX_SEGMENTS; ++i)
+    if (i < seg.count && row >= seg.row_begin[i]) {
+      w = seg.w[i];
+      s = seg.scales[i];
+      z = seg.zeros[i];
+      ld = seg.ld[i];
+      begin = seg.row_begin[i];
+    }
+  QuantRow r;
+  r.row = row - begin;
+  r.q = static_cast<const unsigned char*>(w) + r.row * q_byte(ld);
+  r.scales = s;
+  r.zeros = z;
+  return r;
+}
+
+// The values of one 32-bit word of packed weights, in K order: GEMV_QWORD of them.
+//   int8: exact. Byte b, made unsigned (b + 128), is placed under the exponent of 2^23 by a
+//         byte permute, so the float is 2^23 + b + 128; one subtract leaves b. (An I2F per byte
+//         issues at a quarter of the FMA rate; this is a permute and an add.)
+//   fp8:  exact: the hardware converts pairs of e4m3 to f16x2, then to fp32. The scale is
+//         applied once per row (q_row_scale).
+//   int4: v = 1 + q / 128, a byte permute puts (0x80 | q) under the exponent of 1.0. The kernel
+//         sums v x and x over a group and recovers sum (q - z) x as 128 (sum v x - sum x) -
+//         z sum x (q_group_apply): one permute and one FMA per weight, no subtract.
+__device__ __forceinline__ void q_word_values(unsigned w, float* v) {
+#if GEMV_WFORMAT == 1
+  const unsigned u = w ^ 0x80808080u;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7650 | j)) - 8388736.f;
+#elif GEMV_WFORMAT == 2 || GEMV_WFORMAT == 3
+  unsigned h01, h23;
+  asm("{.reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n cvt.rn.f16x2.e4m3x2 %1, hi;}"
+      : "=r"(h01), "=r"(h23) : "r"(w));
+  asm("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;}"
+      : "=f"(v[0]), "=f"(v[1]) : "r"(h01));
+  asm("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;}"
+      : "=f"(v[2]), "=f"(v[3]) : "r"(h23));
+#else
+  const unsigned even = (w & 0x0F0F0F0Fu) | 0x80808080u, odd = ((w >> 4) & 0x0F0F0F0Fu) | 0x80808080u;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    v[2 * j] = __uint_as_float(__byte_perm(even, 0x3F000000u, 0x7054 | (j << 8)));
+    v[2 * j + 1] = __uint_as_float(__byte_perm(odd, 0x3F000000u, 0x7054 | (j << 8)));
+  }
+#endif
+}
+
+// The value of element k of a row read one byte at a time (K tails of int8 and fp8).
+__device__ __forceinline__ float q_element_value(const unsigned char* q, long long k) {
+  float v[4];
+  q_word_values(q[k], v);  // the byte in the lowest position of a word
+  return v[0];
+}
+
+// Whether the family must also sum x over a group (int4's zero point and bias).
+#define GEMV_Q_GROUPED (GEMV_WFORMAT == 4)
+
+#if GEMV_Q_GROUPED
+// The scale and zero of group g of a row, as stored. Loaded together with the group's weights
+// (they are part of the stream), so their latency hides behind the same wait.
+struct QuantGroup {
+  elem_t scale, zero;
+};
+__device__ __forceinline__ QuantGroup q_group(const QuantRow& r, long long groups_per_row, long long g) {
+  const long long i = r.row * groups_per_row + g;
+  QuantGroup q;
+  q.scale = __ldg(static_cast<const elem_t*>(r.scales) + i);
+  q.zero = __ldg(static_cast<const elem_t*>(r.zeros) + i);
+  return q;
+}
+// Adds one group's share to acc: dot = sum v x and xs = sum x over the group's elements here.
+__device__ __forceinline__ float q_group_apply(const QuantGroup& q, float dot, float xs, float acc) {
+  const float scale = elem_to_float(q.scale), zero = elem_to_float(q.zero);
+  return fmaf(scale, fmaf(128.f, dot - xs, -zero * xs), acc);
+}
+#else
+// The factor of a whole row (int8, fp8) or of the tensor (fp8t).
+__device__ __forceinline__ float q_row_scale(const QuantRow& r) {
+  const float* s = static_cast<const float*>(r.scales);
+  return __ldg(s + (GEMV_WFORMAT == 3 ? 0 : r.row));
+}
+#endif
+#endif  // GEMV_WFORMAT != 0
 
 #endif  // GEMV_PRELUDE

@@ -30,10 +30,10 @@ CompilePool::~CompilePool() {
 }
 
 CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch,
-                                         bool urgent) {
+                                         bool urgent, WeightFormat w) {
   KernelConfig code = c;
   code.split_k = 1;
-  const std::string key = kernel_name(code, t) + "@" + arch;
+  const std::string key = kernel_name(code, t, w) + "@" + arch;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = requested_.find(key); it != requested_.end()) {
     if (urgent) {  // promote a queued prefetch; a running or finished one needs nothing
@@ -50,6 +50,7 @@ CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const s
   task->key = key;
   task->config = code;
   task->dtype = t;
+  task->weights = w;
   task->arch = arch;
   Future future = task->promise.get_future().share();
   requested_.emplace(key, future);
@@ -70,7 +71,7 @@ void CompilePool::work() {
       queue.pop_front();
     }
     try {
-      task->promise.set_value(jit::KernelCache::instance().get(task->config, task->dtype, task->arch));
+      task->promise.set_value(jit::KernelCache::instance().get(task->config, task->dtype, task->weights, task->arch));
     } catch (...) {
       task->promise.set_exception(std::current_exception());
     }

@@ -29,13 +29,15 @@ class CompilePool {
   // The compile of c's kernel (split_k ignored) for arch, queued unless already requested.
   // Urgent requests (needed now) run before prefetches; an urgent request for a queued
   // prefetch moves it forward. The future rethrows CompileError for a failed compile.
-  Future request(const KernelConfig& c, DType t, const std::string& arch, bool urgent);
+  Future request(const KernelConfig& c, DType t, const std::string& arch, bool urgent,
+                 WeightFormat w = WeightFormat::dense);
 
  private:
   struct Task {
     std::string key;
     KernelConfig config;
     DType dtype;
+    WeightFormat weights;
     std::string arch;
     std::promise<std::shared_ptr<const jit::CompiledKernel>> promise;
   };

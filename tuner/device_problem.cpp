@@ -39,33 +39,66 @@ int calls_per_run(const TimingPlan& plan, double bytes_per_call) {
   return std::min(calls, std::max(copies, 2000));
 }
 
+namespace {
+std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
+
+// Uploads `bytes` once and copies it on the device until there are `count` copies (the timing
+// plan's, from the whole problem's bytes per copy: weights + scales + zeros).
+void upload_copies(std::vector<jit::DeviceBuffer>& copies, const std::vector<std::uint8_t>& bytes, std::int64_t count) {
+  if (bytes.empty()) return;
+  copies.emplace_back(bytes.size());
+  copies[0].upload(bytes.data(), bytes.size());
+  for (std::int64_t i = 1; i < count; ++i) {
+    copies.emplace_back(bytes.size());
+    GEMVTUNE_CU(cuMemcpyDtoD, copies.back().get(), copies[0].get(), bytes.size());
+  }
+}
+}  // namespace
+
 DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
-                             std::int64_t rotate_bytes, int m, std::int64_t ldx, std::int64_t ldy)
-    : dtype_(t), inputs_(random_inputs(t, s, ld, seed, m, ldx)), ldy_(ldy ? ldy : s.n),
-      x_(inputs_.x.bytes.size()),
+                             std::int64_t rotate_bytes, int m, std::int64_t ldx, std::int64_t ldy,
+                             WeightFormat weights)
+    : dtype_(t), weights_(weights), inputs_{HostArray(t, 0), HostArray(t, 0), s, ld, m, ldx ? ldx : s.k},
+      ldy_(ldy ? ldy : s.n),
       y_(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(t)) {
+  if (is_quantized(weights)) {
+    const std::int64_t per16 = is_int4(weights) ? 32 : 16;  // weights in 16 bytes
+    inputs_.ld = std::max(round_up(s.k, per16), round_up(ld, per16));
+    if (m > 1) inputs_.ldx = round_up(inputs_.ldx, 16 / static_cast<std::int64_t>(dtype_size(t)));
+    packed_ = random_packed_weights(weights, t, s, inputs_.ld, seed);
+    inputs_.x = random_x(t, s.k, m, inputs_.ldx, seed);
+  } else {
+    inputs_ = random_inputs(t, s, ld, seed, m, ldx);
+  }
+  x_ = jit::DeviceBuffer(inputs_.x.bytes.size());
   x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
   rotate_bytes_ = rotate_bytes;
   set_timing(TimingMethod::automatic);
 }
 
 void DeviceProblem::set_timing(TimingMethod method) {
-  const std::size_t wbytes = inputs_.w.bytes.size();
-  timing_ = plan_timing(static_cast<std::int64_t>(wbytes), rotate_bytes_, method);
-  weights_.clear();
+  const std::int64_t total = is_quantized(weights_)
+                                 ? static_cast<std::int64_t>(packed_.q.size() + packed_.scales.size() + packed_.zeros.size())
+                                 : static_cast<std::int64_t>(inputs_.w.bytes.size());
+  timing_ = plan_timing(total, rotate_bytes_, method);
+  w_copies_.clear();
+  scale_copies_.clear();
+  zero_copies_.clear();
   flush_.reset();
-  weights_.emplace_back(wbytes);
-  weights_[0].upload(inputs_.w.bytes.data(), wbytes);
-  for (std::int64_t i = 1; i < timing_.copies; ++i) {
-    weights_.emplace_back(wbytes);
-    GEMVTUNE_CU(cuMemcpyDtoD, weights_.back().get(), weights_[0].get(), wbytes);
+  if (is_quantized(weights_)) {
+    upload_copies(w_copies_, packed_.q, timing_.copies);
+    upload_copies(scale_copies_, packed_.scales, timing_.copies);
+    upload_copies(zero_copies_, packed_.zeros, timing_.copies);
+  } else {
+    upload_copies(w_copies_, inputs_.w.bytes, timing_.copies);
   }
   if (timing_.method == TimingMethod::l2_flush) flush_.emplace(timing_.flush_bytes);
 }
 
 jit::GemvOperands DeviceProblem::operands(int copy) const {
+  const std::size_t i = static_cast<std::size_t>(copy) % w_copies_.size();
   jit::GemvOperands op;
-  op.w = weights_[static_cast<std::size_t>(copy) % weights_.size()].get();
+  op.w = w_copies_[i].get();
   op.x = x_.get();
   op.y = y_.get();
   op.shape = inputs_.shape;
@@ -73,13 +106,18 @@ jit::GemvOperands DeviceProblem::operands(int copy) const {
   op.m = inputs_.m;
   op.ldx = inputs_.ldx;
   op.ldy = ldy_;
+  op.weights = weights_;
+  if (!scale_copies_.empty()) op.scales = scale_copies_[i].get();
+  if (!zero_copies_.empty()) op.zeros = zero_copies_[i].get();
   return op;
 }
 
 double DeviceProblem::bytes_per_call() const {
   const double e = static_cast<double>(dtype_size(dtype_));
   const Shape& s = inputs_.shape;
-  return e * (static_cast<double>(s.n) * s.k + static_cast<double>(inputs_.m) * (s.k + s.n));
+  const double w = is_quantized(weights_) ? static_cast<double>(weight_bytes(weights_, dtype_, s.n, s.k).total())
+                                          : e * static_cast<double>(s.n) * s.k;
+  return w + e * static_cast<double>(inputs_.m) * (s.k + s.n);
 }
 
 void DeviceProblem::poison_y() { y_.fill_bytes(0xff); }  // 0xffff.. is NaN in every dtype
@@ -95,7 +133,9 @@ HostArray DeviceProblem::read_y() const {
 }
 
 const std::vector<double>& DeviceProblem::reference() {
-  if (reference_.empty()) reference_ = reference_gemv(inputs_);
+  if (reference_.empty())
+    reference_ = is_quantized(weights_) ? reference_gemv(packed_, inputs_.x, inputs_.m, inputs_.ldx)
+                                        : reference_gemv(inputs_);
   return reference_;
 }
 

@@ -52,13 +52,18 @@ class DeviceProblem {
   // rotate_bytes: other data read between two reads of one weight copy, rotation_bytes(gpu)
   // to time from HBM (0: one copy, found in L2 when it fits); how is up to plan_timing.
   // m rows of X with row stride ldx (0: K) and of Y with row stride ldy (0: N).
+  // Quantized weights (weights != dense): random packed weights with their scales and zeros
+  // (random_packed_weights), ld raised to the next multiple of 16 bytes of weights and ldx to
+  // 16 bytes of x where smaller, since the quantized family reads both 16 bytes at a time.
   DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
-                std::int64_t rotate_bytes, int m = 1, std::int64_t ldx = 0, std::int64_t ldy = 0);
+                std::int64_t rotate_bytes, int m = 1, std::int64_t ldx = 0, std::int64_t ldy = 0,
+                WeightFormat weights = WeightFormat::dense);
 
   DType dtype() const { return dtype_; }
+  WeightFormat weights() const { return weights_; }
   const Shape& shape() const { return inputs_.shape; }
   int batch() const { return inputs_.m; }
-  int copies() const { return static_cast<int>(weights_.size()); }
+  int copies() const { return static_cast<int>(w_copies_.size()); }
   const TimingPlan& timing() const { return timing_; }
   // Re-makes the weight copies (and the eviction pass) for `method`; construction chose
   // automatic. A test times one problem both ways with it.
@@ -67,7 +72,7 @@ class DeviceProblem {
   jit::GemvOperands operands(int copy) const;
   jit::SplitKWorkspace& workspace() { return workspace_; }
 
-  // Bytes one call must move at least: W once, X once, Y once.
+  // Bytes one call must move at least: W once (with its scales and zeros), X once, Y once.
   double bytes_per_call() const;
 
   void poison_y();                    // every Y element (and padding) NaN
@@ -76,9 +81,12 @@ class DeviceProblem {
 
  private:
   DType dtype_;
-  GemvInputs inputs_;
+  WeightFormat weights_;
+  GemvInputs inputs_;     // w is empty for quantized weights: packed_ holds them
+  PackedWeights packed_;
   std::vector<double> reference_;
-  std::vector<jit::DeviceBuffer> weights_;  // timing_.copies copies
+  // timing_.copies copies of the weights (and of their scales and zeros).
+  std::vector<jit::DeviceBuffer> w_copies_, scale_copies_, zero_copies_;
   std::int64_t rotate_bytes_ = 0;
   TimingPlan timing_;
   std::optional<L2Flush> flush_;

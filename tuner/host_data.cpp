@@ -126,13 +126,81 @@ GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t
       for (std::int64_t c = s.k; c < ld; ++c) in.w.set_nan(r * ld + c);
     }
   });
+  in.x = random_x(t, s.k, m, ldx, seed);
+  return in;
+}
+
+HostArray random_x(DType t, std::int64_t k, int m, std::int64_t ldx, std::uint64_t seed) {
+  if (ldx == 0) ldx = k;
+  HostArray x(t, static_cast<std::size_t>((m - 1) * ldx + k));
   // Batch row 0 draws what batch 1 always drew; padding between rows is NaN.
   for (int i = 0; i < m; ++i)
-    for (std::int64_t c = 0; c < ldx && i * ldx + c < static_cast<std::int64_t>(in.x.size()); ++c) {
-      if (c < s.k) in.x.set(i * ldx + c, uniform_at(~seed - static_cast<std::uint64_t>(i), i * ldx + c));
-      else in.x.set_nan(i * ldx + c);
+    for (std::int64_t c = 0; c < ldx && i * ldx + c < static_cast<std::int64_t>(x.size()); ++c) {
+      if (c < k) x.set(i * ldx + c, uniform_at(~seed - static_cast<std::uint64_t>(i), i * ldx + c));
+      else x.set_nan(i * ldx + c);
     }
-  return in;
+  return x;
+}
+
+PackedWeights random_packed_weights(WeightFormat f, DType t, const Shape& s, std::int64_t ld, std::uint64_t seed) {
+  PackedWeights w = make_packed_weights(f, t, s.n, s.k, ld);
+  const std::int64_t row_bytes = w.row_bytes();
+  const auto unit = [&](std::uint64_t stream, std::uint64_t i) { return 0.5 * (uniform_at(seed ^ stream, i) + 1.0); };
+  parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::uint8_t* row = w.q.data() + r * row_bytes;
+      for (std::int64_t c = 0; c < s.k; ++c) {
+        const double u = unit(1, static_cast<std::uint64_t>(r * s.k + c));  // [0, 1)
+        if (is_int4(f)) {
+          const int code = std::min(15, static_cast<int>(u * 16));
+          row[c / 2] = static_cast<std::uint8_t>(row[c / 2] | (code << (c % 2 ? 4 : 0)));
+        } else if (is_fp8(f)) {
+          int code = std::min(255, static_cast<int>(u * 256));
+          if ((code & 0x7f) == 0x7f) code -= 1;  // 0x7f and 0xff are NaN
+          row[c] = static_cast<std::uint8_t>(code);
+        } else {
+          row[c] = static_cast<std::uint8_t>(std::min(255, static_cast<int>(u * 256)));
+        }
+      }
+    }
+  });
+  // Scales (and zeros): |w| stays within about 1, as for the dense inputs.
+  const double code_max = is_int4(f) ? 15.0 : is_fp8(f) ? 448.0 : 128.0;
+  const std::size_t scale_size = scale_bytes(f, t);
+  const std::int64_t scale_count = static_cast<std::int64_t>(w.scales.size() / scale_size);
+  for (std::int64_t i = 0; i < scale_count; ++i) {
+    const double scale = (0.25 + unit(2, static_cast<std::uint64_t>(i))) / code_max;
+    if (is_int4(f)) {
+      store_element(t, w.scales.data() + i * scale_size, scale);
+      store_element(t, w.zeros.data() + i * scale_size, 15.0 * unit(3, static_cast<std::uint64_t>(i)));
+    } else {
+      const float s32 = static_cast<float>(scale);
+      std::memcpy(w.scales.data() + i * 4, &s32, 4);
+    }
+  }
+  check_packed_weights(w);
+  return w;
+}
+
+std::vector<double> reference_gemv(const PackedWeights& w, const HostArray& x, int m, std::int64_t ldx) {
+  const std::int64_t n = w.n, k = w.k;
+  if (ldx == 0) ldx = k;
+  std::vector<double> xd(static_cast<std::size_t>(m * k));
+  for (int i = 0; i < m; ++i)
+    for (std::int64_t c = 0; c < k; ++c) xd[i * k + c] = x.get(i * ldx + c);
+  std::vector<double> y(static_cast<std::size_t>(m * n));
+  parallel_for(n, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> wd(static_cast<std::size_t>(k));
+    for (std::int64_t r = begin; r < end; ++r) {
+      dequantize_row(w, r, wd.data());
+      for (int i = 0; i < m; ++i) {
+        double acc = 0;
+        for (std::int64_t c = 0; c < k; ++c) acc += wd[c] * xd[i * k + c];
+        y[i * n + r] = acc;
+      }
+    }
+  });
+  return y;
 }
 
 std::vector<double> reference_gemv(const GemvInputs& in) {

@@ -6,6 +6,7 @@
 
 #include "gemvtune/dtype.hpp"
 #include "gemvtune/shape.hpp"
+#include "gemvtune/weights.hpp"
 
 namespace gemvtune {
 
@@ -46,6 +47,17 @@ GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t
 
 // Y = X W^T in float64 from the dtype-rounded inputs: m x N, row-major (y[i * N + r]).
 std::vector<double> reference_gemv(const GemvInputs& in);
+
+// X alone, as random_inputs draws it (m rows of ldx, padding NaN).
+HostArray random_x(DType t, std::int64_t k, int m, std::int64_t ldx, std::uint64_t seed);
+
+// Quantized W of format f (not dense), N x K with row stride ld: random codes over the whole
+// range (fp8: every finite code, subnormals included), positive scales that keep |w| <= about 1
+// like the dense inputs, int4 zeros anywhere in [0, 15] (not only integers). Padding is zero.
+PackedWeights random_packed_weights(WeightFormat f, DType t, const Shape& s, std::int64_t ld, std::uint64_t seed);
+
+// Y = X W^T in float64 over the exact values the packed weights stand for (dequantize).
+std::vector<double> reference_gemv(const PackedWeights& w, const HostArray& x, int m, std::int64_t ldx);
 
 // Compares a kernel's y with the reference. Per element |y - ref| must be within
 // rel_tol(dtype) * |ref| + 1e-4 * rms(ref) (the second term covers fp32 accumulation order);

@@ -8,11 +8,15 @@
 
 namespace gemvtune {
 
-ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu) {
+ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
+  const bool quantized = is_quantized(w);
   const double m = c.m_tile;  // batch rows the kernel is built for (the problem's M or more)
-  const double esize = static_cast<double>(dtype_size(t));
-  const double bytes = esize * static_cast<double>(s.n) * static_cast<double>(s.k);
+  // Bytes per weight element as the loads see them (the chunk arithmetic below): the packed
+  // width for quantized weights.
+  const double esize = quantized ? weight_bits(w, t) / 8.0 : static_cast<double>(dtype_size(t));
+  const double bytes = quantized ? static_cast<double>(weight_bytes(w, t, s.n, s.k).total())
+                                 : esize * static_cast<double>(s.n) * static_cast<double>(s.k);
   const double row_blocks = std::ceil(static_cast<double>(s.n) / c.block_rows());
   const double blocks = row_blocks * c.split_k;
   const double sms = gpu.sm_count;
@@ -32,7 +36,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements.
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
-  const double chunk_elems = tc ? 32 : 32 * elems_per_vec;
+  const double chunk_elems = tc ? (quantized ? 128 : 32) : 32 * elems_per_vec;
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   const double loads = std::min<double>(c.unroll, chunks);
   const double warp_bytes = 32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * loads;
@@ -53,9 +57,21 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
   // batch row a conversion; fp32 issue at ~60% of 128 lanes x 1.98 GHz per SM. Past m ~ 8
   // this, not the weight stream, sets the time; tensor cores do the products in a few mma.
-  if (!tc && m > 1) {
+  if (!tc && m > 1 && !quantized) {
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + 2 * m);
     const double compute_us = ops / (sms * 128 * 1.98e9 * 0.6 * balance) * 1e6;
+    stream_us = std::max(stream_us, compute_us);
+  }
+  // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
+  // subtract, fp8 conversions instead), per x element a conversion and (int4) a sum, shared by
+  // the warp's rows. The 0.35 efficiency is fitted to the H200 sweeps of int4g128 and int8
+  // (bench/results/h200.md, "Quantized weights"): int4 is issue-bound there.
+  // On tensor cores (int4g128) a shift and a LOP3 per pair of weights, the products in mma.
+  if (quantized) {
+    const double per_weight = tc ? 1.0 + 1.0 / c.rows_per_warp
+                                 : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
+    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
+    const double compute_us = ops / (sms * 128 * 1.98e9 * 0.35 * balance) * 1e6;
     stream_us = std::max(stream_us, compute_us);
   }
 
@@ -75,9 +91,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
 }
 
 std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType t, const Shape& s,
-                                        const GpuModelParams& gpu) {
+                                        const GpuModelParams& gpu, WeightFormat w) {
   std::vector<std::pair<double, std::size_t>> order;
-  for (std::size_t i = 0; i < configs.size(); ++i) order.emplace_back(estimate(configs[i], t, s, gpu).time_us, i);
+  for (std::size_t i = 0; i < configs.size(); ++i) order.emplace_back(estimate(configs[i], t, s, gpu, w).time_us, i);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<KernelConfig> out;
@@ -86,8 +102,8 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
   return out;
 }
 
-KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m) {
-  auto ranked = rank_by_model(search_space_for(t, s, m), t, s, gpu);
+KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m, WeightFormat w) {
+  auto ranked = rank_by_model(search_space_for(t, s, m, w), t, s, gpu, w);
   if (!ranked.empty()) return ranked.front();
   KernelConfig c;  // tiny K: no config of the space is valid; fall back to a plain kernel
   c.vec_bytes = static_cast<int>(dtype_size(t));

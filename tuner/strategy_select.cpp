@@ -20,7 +20,7 @@ Strategy parse_strategy(std::string_view text) {
 }
 
 std::size_t planned_measurements(Strategy s, const TuneJob& job) {
-  const std::size_t space = search_space_for(job.dtype, job.shape, job.batch).size();
+  const std::size_t space = search_space_for(job.dtype, job.shape, job.batch, job.weights).size();
   return s == Strategy::exhaustive ? space : model_budget(space);
 }
 

@@ -85,14 +85,14 @@ struct Tuner::Impl {
       return r;
     };
     try {
-      pool.request(c, s.job.dtype, ctx.info().arch, /*urgent=*/true).get();
+      pool.request(c, s.job.dtype, ctx.info().arch, /*urgent=*/true, s.job.weights).get();
     } catch (const CompileError& e) {
       return failed(Outcome::compile_failed, first_lines(e.log().empty() ? e.what() : e.log(), 4));
     } catch (const std::exception& e) {
       return failed(Outcome::compile_failed, first_lines(e.what(), 4));
     }
     try {
-      auto kernel = kernels.get(c, s.job.dtype);  // compiled above: this only loads it
+      auto kernel = kernels.get(c, s.job.dtype, s.job.weights);  // compiled above: this only loads it
       s.problem.workspace().reserve(c, s.job.shape);
       const LaunchFn launch = launcher(s, kernel, c);
       const Comparison check = verify_calls(launch, s.problem, stream);
@@ -117,7 +117,7 @@ struct Tuner::Impl {
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
   double retime(Session& s, const KernelConfig& c) {
     try {
-      auto kernel = kernels.get(c, s.job.dtype);
+      auto kernel = kernels.get(c, s.job.dtype, s.job.weights);
       return time_calls(launcher(s, kernel, c), s.problem, stream, LaunchMode::graph).us_per_call;
     } catch (const CudaError& e) {
       throw_if_context_lost(to_string(c), e, ctx.ordinal());
@@ -167,7 +167,11 @@ namespace {
 std::vector<KernelConfig> runnable_space(const TuneJob& job, const DeviceProblem& problem) {
   const jit::GemvOperands op0 = problem.operands(0);
   std::vector<KernelConfig> space;
-  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch)) {
+  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch, job.weights)) {
+    if (is_quantized(job.weights)) {  // DeviceProblem pads ld and ldx for 16-byte loads
+      space.push_back(c);
+      continue;
+    }
     if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx))
       c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx);
     if (!why_invalid_for(c, job.dtype, job.shape, job.batch) && std::find(space.begin(), space.end(), c) == space.end())
@@ -205,14 +209,14 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   const std::string& arch = ctx.info().arch;
   // Prefetch what the strategy will most likely want, best-ranked first; the batches it
   // actually asks for are compiled urgently.
-  for (std::size_t i = 0; i < budget; ++i) pool.request(ranked[i], s.job.dtype, arch, /*urgent=*/false);
+  for (std::size_t i = 0; i < budget; ++i) pool.request(ranked[i], s.job.dtype, arch, /*urgent=*/false, s.job.weights);
 
   TuneProgress progress;
   progress.device = ctx.ordinal();
   progress.job = s.job;
   progress.budget = budget;
   const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
-    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, /*urgent=*/true);
+    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, /*urgent=*/true, s.job.weights);
     progress.planned = progress.measured + batch.size();
     std::vector<Measured> out;
     for (const KernelConfig& c : batch) {
@@ -266,10 +270,13 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   GpuModelParams model;
   model.sm_count = info.id.sm_count;
   model.read_ceiling_gbps = ceiling_gbps();
-  Impl::Session s{job, DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch),
+  Impl::Session s{job,
+                  DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
+                                job.weights),
                   model.read_ceiling_gbps, {}, {}};
 
-  const std::vector<KernelConfig> ranked = rank_by_model(runnable_space(job, s.problem), job.dtype, job.shape, model);
+  const std::vector<KernelConfig> ranked =
+      rank_by_model(runnable_space(job, s.problem), job.dtype, job.shape, model, job.weights);
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);
   const CandidateResult& best = m.pick_winner(s, found, options.finalists);
@@ -292,7 +299,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   std::vector<double> estimated, measured;
   for (const Measured& x : found.measured)
     if (x.passed) {
-      estimated.push_back(estimate(x.config, job.dtype, job.shape, model).time_us);
+      estimated.push_back(estimate(x.config, job.dtype, job.shape, model, job.weights).time_us);
       measured.push_back(s.results[s.index.at(to_string(x.config))].time_us);
     }
   out.model_spearman = spearman_rank_correlation(estimated, measured);

@@ -29,6 +29,7 @@
 
 #include "gemvtune/dtype.hpp"
 #include "gemvtune/shape.hpp"
+#include "gemvtune/weights.hpp"
 
 namespace gemvtune {
 
@@ -73,7 +74,11 @@ KernelConfig parse_config(std::string_view text);
 //     element, split-K with splits that would get less than one warp's load, m above the
 //     config's m tile, tensor cores for fp32).
 std::optional<std::string> why_invalid(const KernelConfig& c);
-std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1);
+//   With quantized weights (weights != dense) the kernel is the quantized family
+//   (templates/gemv_q.cu), which takes the CUDA-core knobs: 16-byte loads, no L2 prefetch,
+//   and for int4 a K that is a multiple of the group.
+std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1,
+                                           WeightFormat weights = WeightFormat::dense);
 
 // Alignment rule for vector loads: W's base, each row (ld * element size), x and each row of
 // X (ldx * element size, when m > 1) must be vec_bytes aligned. Returns the reason when not.
@@ -99,7 +104,8 @@ KernelConfig with_vec_bytes(KernelConfig c, int width);
 KernelConfig misaligned_variant(const KernelConfig& c, int width);
 
 // Throws InvalidArgument with the reason when why_invalid_for says so.
-void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1);
+void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1,
+                  WeightFormat weights = WeightFormat::dense);
 
 // Throws InvalidArgument unless 1 <= m <= kMaxBatch.
 void check_batch(std::int64_t m);

@@ -31,14 +31,18 @@ struct ModelEstimate {
   double waves = 0;            // blocks over resident block slots
 };
 
-ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu);
+// Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
+// for the dequantizing arithmetic of the quantized family (see model.cpp).
+ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu,
+                       WeightFormat w = WeightFormat::dense);
 
 // Configs sorted by estimated time, fastest first.
 std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType t, const Shape& s,
-                                        const GpuModelParams& gpu);
+                                        const GpuModelParams& gpu, WeightFormat w = WeightFormat::dense);
 
 // The untuned default: the model's best config of the default search space for this shape
 // and batch M.
-KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1);
+KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1,
+                            WeightFormat w = WeightFormat::dense);
 
 }  // namespace gemvtune

@@ -27,9 +27,9 @@ struct Resolved {
 // (then at a covering batch) of the same GPU, dtype, weight format and template version whose
 // config can run this problem; else the analytic model's default (the cache's peak, if any,
 // feeds the model). Entries of another GPU, weight format or template version are never used.
-// The default is the dense model's for every format (the quantized families take the same
-// config knobs; whether to run it is the caller's decision); source_text says it is the
-// default. cache may be null (no cache file): then the default. Needs no GPU.
+// The default is the model's best config of the format's search space (default_config with
+// the weight format); source_text says it is the default. cache may be null (no cache file):
+// then the default. Needs no GPU.
 Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
                         int batch = 1, WeightFormat weights = WeightFormat::dense);
 

@@ -49,6 +49,9 @@ struct Operands {
   CUdeviceptr w = 0, x = 0, y = 0;
   std::int64_t ld = 0, ldx = 0, ldy = 0;
   int m = 0;
+  // Quantized plans: w holds the packed weights (ld counts weights), scales and zeros their
+  // factors (zeros for int4 only), as docs/weights.md lays them out. Dense plans: both 0.
+  CUdeviceptr scales = 0, zeros = 0;
 };
 
 // One GEMV of a fused launch (see Plan::launch_fused): its weights (rows x K, row stride ld
@@ -57,6 +60,7 @@ struct FusedSegment {
   CUdeviceptr w = 0, y = 0;
   std::int64_t rows = 0;
   std::int64_t ld = 0;
+  CUdeviceptr scales = 0, zeros = 0;  // quantized plans (see Operands)
 };
 
 // Counters of one Runtime (monotonic).
@@ -89,6 +93,7 @@ class Plan {
   const std::string& source_text() const;  // "exact", "nearest 4096x4096", "default (...)"
   const Shape& shape() const;
   DType dtype() const;
+  WeightFormat weights() const;  // dense, or the quantized format of W
   int batch() const;  // the most rows of X one launch takes
   bool stream_concurrent() const { return config().split_k == 1; }
   // Vector widths (bytes) of the kernels compiled for this plan, config()'s first, so misaligned
@@ -146,7 +151,10 @@ class Runtime {
   // new key at once wait for one creation. Creating a plan makes the runtime's context current
   // on the calling thread. Throws InvalidArgument (bad shape), CompileError (with the NVRTC log), CudaError;
   // a failed creation is not memoized (the next call tries again).
-  std::shared_ptr<const Plan> plan(const Shape& shape, DType dtype, int batch = 1);
+  // weights: the format of W (quantized plans take packed weights with scales and zeros; K a
+  // multiple of an int4 format's group).
+  std::shared_ptr<const Plan> plan(const Shape& shape, DType dtype, int batch = 1,
+                                   WeightFormat weights = WeightFormat::dense);
 
   const GpuInfo& gpu() const;
   const std::string& cache_path() const;

@@ -12,13 +12,16 @@ inline constexpr int kSplitKChoices[] = {1, 2, 3, 4, 6, 8};
 // Every config of the default search space for a dtype and batch M (1..kMaxBatch), valid by
 // why_invalid (any shape). M = 1: the CUDA-core family; M > 1: m tile M, tensor cores for
 // bf16/fp16, CUDA cores for fp32 and for M <= 4.
-std::vector<KernelConfig> default_search_space(DType t, int m = 1);
+// With quantized weights: the quantized CUDA-core family (16-byte loads, streaming, PDL on or
+// off, split-K in powers of two), m tile M.
+std::vector<KernelConfig> default_search_space(DType t, int m = 1, WeightFormat weights = WeightFormat::dense);
 
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
 // so configs that differ only in it share one compiled kernel. Returned with split_k = 1.
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs);
 
 // The configs of the default space that can run this dtype, shape and batch (why_invalid_for).
-std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1);
+std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1,
+                                           WeightFormat weights = WeightFormat::dense);
 
 }  // namespace gemvtune

@@ -84,6 +84,15 @@ TEST_F(Cli, TuneArgumentErrors) {
   expect_usage_error({"tune", "--shape", "4096y4096"}, "bad shape '4096y4096'");
   expect_usage_error({"tune", "--shape", "0x4096"}, "bad shape '0x4096'");
   expect_usage_error({"tune", "--shape", "64x64", "--dtype", "fp8"}, "unknown dtype 'fp8'");
+  // Quantized problems are checked before any GPU is touched: the format's name and, for int4,
+  // K against the group size.
+  expect_usage_error({"tune", "--shape", "4096x4000", "--weights", "int4g128"},
+                     "cannot tune 4096x4000 bf16 int4g128: K=4000 is not a multiple of the group size 128");
+  expect_usage_error({"tune", "--shape", "4096x4096", "--weights", "int8,int5"}, "unknown weight format 'int5'");
+  expect_usage_error({"bench", "--shape", "4096x4000", "--weights", "int4g64"}, "not a multiple of the group size 64");
+  expect_usage_error({"run", "--shape", "4096x4096", "--weights", "fp16"}, "dense fp16 but the activations are bf16");
+  expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int8"},
+                     "the quantized tensor-core family takes int4g128 only");
   expect_usage_error({"tune", "--shape", "64x64", "--dtype", "bf16,int4"}, "unknown dtype 'int4'");
   expect_usage_error({"tune", "--shape", "64x64", "--strategy", "random"}, "unknown strategy 'random'");
   expect_usage_error({"tune", "--shapes", dir.file("missing.txt")}, "cannot open shape file");
@@ -239,7 +248,8 @@ TEST_F(Cli, QueryWeightsUsesOnlyEntriesOfThatFormat) {
   GpuModelParams model;
   model.sm_count = 132;
   model.read_ceiling_gbps = 4470;  // fill_cache's peak
-  const std::string model_default = to_string(default_config(DType::bf16, {4096, 4096}, model));
+  const std::string model_default =
+      to_string(default_config(DType::bf16, {4096, 4096}, model, 1, WeightFormat::int4_g128));
   EXPECT_TRUE(contains(r.out, "config  " + model_default + "\n")) << r.out;
 
   Json j = Json::parse(run({"query", "--shape", "4096x4096", "--weights", "int4g128", "--gpu", kH200Key, "--db", db(),

@@ -63,6 +63,36 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   return kernels;
 }
 
+// Compiles every kernel of the list with NVRTC, in parallel; each failure is one test failure.
+void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightFormat w = WeightFormat::dense) {
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < kernels.size();) {
+      const KernelConfig& c = kernels[i];
+      std::string problem;
+      try {
+        auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
+        if (k.cubin.empty()) problem = "empty cubin";
+        else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
+        else if (k.spill_store_bytes || k.spill_load_bytes || k.stack_frame_bytes)
+          problem = "spills: " + k.log;
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      if (!problem.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back(kernel_name(c, t, w) + ": " + problem);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) ADD_FAILURE() << f;
+}
+
 void compile_all(DType t) {
   const auto kernels = kernels_to_check(t);
   ASSERT_GT(kernels.size(), 100u);
@@ -75,34 +105,41 @@ void compile_all(DType t) {
     ASSERT_GT(tc, 20u);
     ASSERT_LT(tc, kernels.size());
   }
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;
-  std::vector<std::string> failures;
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < kernels.size();) {
-      const KernelConfig& c = kernels[i];
-      std::string problem;
-      try {
-        auto k = jit::compile_kernel(generate_source(c, t), kernel_name(c, t), "sm_90");
-        if (k.cubin.empty()) problem = "empty cubin";
-        else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
-        else if (k.spill_store_bytes || k.spill_load_bytes || k.stack_frame_bytes)
-          problem = "spills: " + k.log;
-      } catch (const std::exception& e) {
-        problem = e.what();
-      }
-      if (!problem.empty()) {
-        std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back(kernel_name(c, t) + ": " + problem);
+  compile_list(kernels, t);
+}
+
+// The quantized family: every kernel of M = 1 and M = 2 with GEMVTUNE_COMPILE_ALL=1, else a
+// fixed sample of M = 1 (every 41st kernel) and a few of M = 2 and 16.
+void compile_quantized(DType t, WeightFormat w) {
+  const bool all = compile_all_requested();
+  std::vector<KernelConfig> kernels;
+  std::size_t tensor_core = 0;
+  for (int m : {1, 2, 16})
+    for (Family family : {Family::cuda_core, Family::tensor_core}) {  // each family sampled on its own
+      std::vector<KernelConfig> space;
+      for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
+        if (c.family == family) space.push_back(c);
+      const std::size_t stride = all ? 1 : m == 1 ? 41 : 97;
+      for (std::size_t i = all ? 0 : static_cast<std::size_t>(m) % std::min(stride, space.size() + 1); i < space.size();
+           i += stride) {
+        kernels.push_back(space[i]);
+        tensor_core += family == Family::tensor_core;
       }
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
-  for (auto& th : threads) th.join();
-  for (const auto& f : failures) ADD_FAILURE() << f;
+  ASSERT_GE(kernels.size(), 5u);
+  if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tensor_core, 3u);  // templates/gemv_qtc.cu
+  compile_list(kernels, t, w);
 }
 }  // namespace
+
+TEST(CompileSearchSpace, QuantizedBf16) {
+  for (WeightFormat w : kAllWeightFormats)
+    if (is_quantized(w)) compile_quantized(DType::bf16, w);
+}
+TEST(CompileSearchSpace, QuantizedFp16AndFp32) {
+  for (DType t : {DType::f16, DType::f32})
+    for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128}) compile_quantized(t, w);
+}
 
 TEST(CompileSearchSpace, Fp32) { compile_all(DType::f32); }
 TEST(CompileSearchSpace, Fp16) { compile_all(DType::f16); }

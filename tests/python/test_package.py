@@ -31,7 +31,8 @@ def test_error_classes_map_statuses():
     ((4096, 4096, "int8"), {}, "unknown dtype 'int8'"),
     ((4096, 4096, "bf16"), {"m": 17}, "outside 1..16"),
     ((4096, 4096, "bf16"), {"m": -1}, "outside 1..16"),
-    ((4096, 4096, "bf16"), {"weights": "int4g128"}, "weight format 'int4g128' is not supported by this build"),
+    ((4096, 4000, "bf16"), {"weights": "int4g128"}, "not a multiple of the group size 128"),
+    ((4096, 4096, "bf16"), {"weights": "int3"}, "unknown weight format 'int3'"),
     ((4096.5, 4096, "bf16"), {}, "n must be an integer"),
 ])
 def test_check_problem_refuses(args, kwargs, message):
@@ -43,6 +44,8 @@ def test_check_problem_accepts():
     gemvtune.check_problem(4096, 14336, "bf16")
     gemvtune.check_problem(1024, 4096, "fp16", m=1, weights="fp16")
     gemvtune.check_problem(28672, 4096, "bf16", m=16)
+    gemvtune.check_problem(28672, 4096, "bf16", weights="int4g128")
+    gemvtune.check_problem(4096, 4096, "fp16", m=4, weights="fp8")
 
 
 def test_no_cuda_driver():

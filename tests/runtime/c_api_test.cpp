@@ -68,8 +68,8 @@ TEST(CApi, ProblemCheckAcceptsWhatThisBuildRuns) {
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
 }
 
-// Batch M is 1..16; quantized weight formats are refused until they land in the runtime, with
-// a message that says so (the Python layer falls back to torch on it).
+// Batch M is 1..16; quantized weight formats are accepted by name, an unknown format or a K
+// that is not a multiple of an int4 group is refused with a message naming it.
 TEST(CApi, BatchRangeAndQuantizedWeights) {
   gemvtune_problem p = problem(16, 4096, 4096, "bf16");
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
@@ -78,13 +78,18 @@ TEST(CApi, BatchRangeAndQuantizedWeights) {
   EXPECT_NE(last_error().find("outside 1..16"), std::string::npos) << last_error();
   p.m = -1;
   EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
-  for (const char* format : {"int8", "fp8", "int4g128", "fp16"}) {
+  for (const char* format : {"int8", "fp8", "fp8t", "int4g32", "int4g64", "int4g128"}) {
     p = problem(1, 4096, 4096, "bf16", format);
-    EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT) << format;
-    EXPECT_NE(last_error().find(std::string("weight format '") + format + "' is not supported by this build"),
-              std::string::npos)
-        << last_error();
+    EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << format << ": " << last_error();
   }
+  p = problem(1, 4096, 4096, "bf16", "fp16");  // dense weights must be the activation dtype
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  p = problem(1, 4096, 4096, "bf16", "int3");
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("int4g128"), std::string::npos) << last_error();  // lists the names
+  p = problem(1, 4096, 4000, "bf16", "int4g128");
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("multiple of the group size 128"), std::string::npos) << last_error();
   gemvtune_plan* plan = reinterpret_cast<gemvtune_plan*>(0x1);
   p = problem(17, 4096, 4096, "bf16");
   EXPECT_EQ(gemvtune_plan_create_ex(nullptr, &p, &plan), GEMVTUNE_ERROR_INVALID_ARGUMENT);
@@ -204,7 +209,7 @@ TEST(CApi, CacheCommandsWithoutAGpu) {
   EXPECT_EQ(gemvtune_tune(&p, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("unknown strategy 'fast'"), std::string::npos) << last_error();
   options.strategy = nullptr;
-  gemvtune_problem quantized = problem(1, 4096, 4096, "bf16", "int8");
+  gemvtune_problem quantized = problem(1, 4096, 4000, "bf16", "int4g128");  // K not a multiple of 128
   EXPECT_EQ(gemvtune_tune(&quantized, 1, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(gemvtune_tune(&p, 0, &options, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   if (!gemvtune::jit::driver_available()) {

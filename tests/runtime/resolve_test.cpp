@@ -123,7 +123,7 @@ TEST_F(ResolveTest, NeverMixesWeightFormats) {
   cache.store(weights_record({4096, 4096}, WeightFormat::dense, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
   cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "t64_r1_kw1_v16_u8_sk1_nc"));
   cache.store(weights_record({8192, 4096}, WeightFormat::int8, "t128_r1_kw1_v16_u4_sk1_cs"));
-  cache.store(weights_record({4096, 4096}, WeightFormat::fp8, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m4", 4));
+  cache.store(weights_record({4096, 4096}, WeightFormat::fp8, "t128_r1_kw4_v16_u2_sk1_cs_pdl_m4", 4));
 
   Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
   EXPECT_EQ(r.source, ConfigSource::exact);
@@ -155,9 +155,14 @@ TEST_F(ResolveTest, NeverMixesWeightFormats) {
     r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, m, WeightFormat::int4_g32);
     EXPECT_EQ(r.source, ConfigSource::model_default);
     EXPECT_EQ(r.source_text, "default (analytic model)");
-    EXPECT_EQ(r.config, default_config(DType::bf16, {4096, 4096}, params(kH200), m));
+    EXPECT_EQ(r.config, default_config(DType::bf16, {4096, 4096}, params(kH200), m, WeightFormat::int4_g32));
+    EXPECT_FALSE(why_invalid_for(r.config, DType::bf16, {4096, 4096}, m, WeightFormat::int4_g32));
     EXPECT_FALSE(r.record);
   }
+  // A stored config the format's family cannot run (tensor cores for int8) is not served.
+  cache.store(weights_record({2048, 4096}, WeightFormat::int8, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl"));
+  r = resolve_config(&cache, kH200, {2048, 4096}, DType::bf16, 1, WeightFormat::int8);
+  EXPECT_NE(to_string(r.config), "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl");
 }
 
 TEST_F(ResolveTest, DefaultUsesTheStoredCeiling) {

@@ -1,0 +1,243 @@
+// gemv_q.cu, the quantized-weight family on CUDA cores: Y = X W^T with W in a packed weight
+// format (docs/weights.md; the prelude's "quantized weight formats": int8 or fp8 e4m3 with a
+// scale per row or per tensor, int4 with a scale and a zero per group of K), X and Y in the
+// activation dtype (bf16, fp16 or fp32), m <= GEMV_M_TILE rows of X. Fused segments as in
+// gemv.cu, each with its own weights, scales and zeros.
+//
+// A kernel template: compiles alone (nvcc -arch=sm_90 -c templates/gemv_q.cu, which includes
+// prelude.cu); the generator prepends #defines for one KernelConfig and weight format, and the
+// prelude's text.
+//
+// Work layout as in gemv.cu: a warp owns GEMV_ROWS_PER_WARP rows; its lanes walk along K with
+// 16-byte loads of packed weights (16 int8/fp8 or 32 int4 weights each), GEMV_UNROLL of them
+// per row in flight; GEMV_K_WARPS warps share a row set; gridDim.y blocks split K and the last
+// one sums the splits in order. Each weight load needs GEMV_QK values of x (two or four 16-byte
+// loads in bf16), which come from L1 and feed every row of the warp: fewer weight bytes per
+// value than the dense kernels make x the larger share of the loads, so more rows per warp pay.
+//
+// Why CUDA cores: at m = 1 the arithmetic per weight is a byte permute and an FMA (see
+// q_word_values), well inside the issue budget of a bandwidth-bound stream for 8-bit weights
+// and, for int4, about two thirds of it.
+
+#ifndef GEMV_THREADS
+#define GEMV_THREADS 128
+#endif
+#ifndef GEMV_ROWS_PER_WARP
+#define GEMV_ROWS_PER_WARP 2
+#endif
+#ifndef GEMV_K_WARPS
+#define GEMV_K_WARPS 1
+#endif
+#ifndef GEMV_UNROLL
+#define GEMV_UNROLL 2
+#endif
+#ifndef GEMV_NAME
+#define GEMV_NAME gemv_q_kernel
+#endif
+#ifndef GEMV_WFORMAT
+#define GEMV_WFORMAT 4
+#endif
+#if GEMV_WFORMAT == 0
+#error "gemv_q.cu is the family of quantized weight formats (GEMV_WFORMAT 1..4)"
+#endif
+#undef GEMV_VEC_BYTES
+#define GEMV_VEC_BYTES 16  // x loads; weight loads are 16 bytes as well
+
+#ifndef GEMV_PRELUDE
+#include "prelude.cu"
+#endif
+
+#define GEMV_WARPS (GEMV_THREADS / 32)
+#define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_ROWS_PER_WARP)
+// Split boundaries fall on 128-byte lines of weights (and on int4 groups: 256 elements are a
+// multiple of every group size).
+#define GEMV_SPLIT_ALIGN (GEMV_WFORMAT == 4 ? 256 : 128)
+
+// sum over the GEMV_QK weights of one 16-byte load of v * x, with x given as floats. Two
+// chains, so consecutive FMAs do not wait on each other.
+__device__ __forceinline__ float q_dot(const uint4& wv, const float* xf) {
+  const unsigned words[4] = {wv.x, wv.y, wv.z, wv.w};
+  float d0 = 0.f, d1 = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float v[GEMV_QWORD];
+    q_word_values(words[j], v);
+#pragma unroll
+    for (int e = 0; e < GEMV_QWORD; e += 2) {
+      d0 = fmaf(v[e], xf[j * GEMV_QWORD + e], d0);
+      d1 = fmaf(v[e + 1], xf[j * GEMV_QWORD + e + 1], d1);
+    }
+  }
+  return d0 + d1;
+}
+
+// The GEMV_QK values of x at p (16-byte aligned), as floats.
+__device__ __forceinline__ void q_load_x(const elem_t* p, float* xf) {
+  constexpr int XV = 16 / GEMV_ESIZE;  // elements per 16-byte load
+  vec_t xv[GEMV_QK / XV];
+#pragma unroll
+  for (int i = 0; i < GEMV_QK / XV; ++i) xv[i] = load_x(p + i * XV);
+#pragma unroll
+  for (int i = 0; i < GEMV_QK / XV; ++i) vec_to_floats(xv[i], xf + i * XV);
+}
+
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
+          float* __restrict__ partials, unsigned* __restrict__ tickets) {
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, MT = GEMV_M_TILE;
+  constexpr int QK = GEMV_QK;
+  constexpr int CHUNK = 32 * QK;  // elements one warp-wide load covers
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int kw = warp % KW, row_group = warp / KW;
+  const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * R;
+
+  const int splits = gridDim.y;
+  int per_split = (k + splits - 1) / splits;
+  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
+  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
+  const int ke = min(k, kb + per_split);
+  const int full_chunks = (ke - kb) / CHUNK;
+#if GEMV_Q_GROUPED
+  const long long groups_per_row = k / GEMV_GROUP;
+#endif
+
+  // Rows past N read row N-1 (valid memory) and are never written.
+  QuantRow qr[R];
+  const unsigned char* wrow[R];  // this lane's first byte in the split
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    qr[r] = quant_row(seg, min(row0 + r, n - 1));
+    wrow[r] = qr[r].q + q_byte(kb + lane * QK);
+  }
+
+  float acc[R][MT];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) acc[r][mi] = 0.f;
+
+  // The scales and zeros of this lane's group at element e, one per row (int4).
+#if GEMV_Q_GROUPED
+  typedef QuantGroup group_t;
+  const auto load_groups = [&](group_t* gv, int e) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) gv[r] = q_group(qr[r], groups_per_row, e / GEMV_GROUP);
+  };
+#else
+  typedef int group_t;  // nothing to load: the scale is the row's
+  const auto load_groups = [](group_t*, int) {};
+#endif
+
+  // One 16-byte load per row at element e (this lane's), times every row of x.
+  const auto consume = [&](const uint4* wv, const group_t* gv, int e) {
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      if (mi < m) {
+        float xf[QK];
+        q_load_x(x + mi * ldx + e, xf);
+#if GEMV_Q_GROUPED
+        float xs0 = 0.f, xs1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < QK; j += 2) {
+          xs0 += xf[j];
+          xs1 += xf[j + 1];
+        }
+        const float xs = xs0 + xs1;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+          acc[r][mi] = q_group_apply(gv[r], q_dot(wv[r], xf), xs, acc[r][mi]);
+#else
+        (void)gv;
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r][mi] += q_dot(wv[r], xf);
+#endif
+      }
+    }
+  };
+
+  bool waited = !GEMV_PDL;
+#if GEMV_PDL
+  allow_next_grid();  // see gemv.cu: successors fill free slots while this grid drains
+#endif
+  const bool active = row0 < n;
+
+  int c = kw;
+  if (active) {
+    for (; c + (U - 1) * KW < full_chunks; c += U * KW) {
+      uint4 wv[U][R];
+      group_t gv[U][R];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+          wv[u][r] = load_weights(reinterpret_cast<const elem_t*>(wrow[r] + q_byte((c + u * KW) * CHUNK)));
+        load_groups(gv[u], kb + (c + u * KW) * CHUNK + lane * QK);
+      }
+      if (!waited) {
+        wait_for_previous_grid();
+        waited = true;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) consume(wv[u], gv[u], kb + (c + u * KW) * CHUNK + lane * QK);
+    }
+  }
+  if (!waited) wait_for_previous_grid();
+  if (active) {
+    // Fewer than U chunks left for this warp: one at a time.
+    for (; c < full_chunks; c += KW) {
+      uint4 wv[R];
+      group_t gv[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        wv[r] = load_weights(reinterpret_cast<const elem_t*>(wrow[r] + q_byte(c * CHUNK)));
+      load_groups(gv, kb + c * CHUNK + lane * QK);
+      consume(wv, gv, kb + c * CHUNK + lane * QK);
+    }
+    // Tail shorter than one warp-wide load: whole 16-byte loads, then (int8, fp8) single
+    // elements. int4 has no element tail: K is a multiple of its group, and every split a
+    // multiple of 256.
+    if (kw == KW - 1) {
+      for (int e = kb + full_chunks * CHUNK + lane * QK; e + QK <= ke; e += CHUNK) {
+        uint4 wv[R];
+        group_t gv[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+          wv[r] = load_weights(reinterpret_cast<const elem_t*>(qr[r].q + q_byte(e)));
+        load_groups(gv, e);
+        consume(wv, gv, e);
+      }
+#if !GEMV_Q_GROUPED
+      for (int e = kb + (ke - kb) / QK * QK + lane; e < ke; e += 32) {
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi) {
+          if (mi < m) {
+            const float xe = elem_to_float(load_x_element(x + mi * ldx + e));
+#pragma unroll
+            for (int r = 0; r < R; ++r) acc[r][mi] = fmaf(q_element_value(qr[r].q, e), xe, acc[r][mi]);
+          }
+        }
+      }
+#endif
+    }
+  }
+#if !GEMV_PDL
+  allow_next_grid();
+#endif
+
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#if !GEMV_Q_GROUPED
+    const float scale = q_row_scale(qr[r]);
+#endif
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
+#if !GEMV_Q_GROUPED
+      acc[r][mi] *= scale;
+#endif
+    }
+  }
+
+  finish_cc_rows<R, MT, KW, GEMV_THREADS>(seg, acc, row0, m, n, lane, row_group, kw, partials, tickets);
+}

@@ -1,0 +1,133 @@
+// On the GPU: the quantized family (templates/gemv_q.cu) for every weight format against the
+// float64 reference over the dequantized weights (random codes over each format's whole range,
+// random scales and zeros), every config of its search space (GEMVTUNE_TEST_CONFIG_STRIDE=n
+// checks every n-th), Y poisoned with NaN before each launch, at M = 1, 2 and 5, with N tails,
+// K tails (int8, fp8), ld > K and split-K. Plus the operand checks that refuse what the family
+// cannot read.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <future>
+
+#include "gemvtune/error.hpp"
+#include "gemvtune/search_space.hpp"
+#include "gpu_test_support.hpp"
+#include "jit/loaded_kernels.hpp"
+#include "tuner/device_problem.hpp"
+
+using namespace gemvtune;
+
+namespace {
+
+struct Case {
+  Shape shape;
+  std::int64_t ld;  // raised by DeviceProblem to 16 bytes of weights where smaller
+};
+// K tails and multiples of every group; the int4 cases keep K a multiple of 128.
+const Case kByteCases[] = {{{7, 129}, 129}, {{300, 1000}, 1040}, {{1024, 4096}, 4096}, {{33, 77}, 77}, {{129, 4099}, 4099}};
+const Case kInt4Cases[] = {{{7, 128}, 128}, {{300, 1024}, 1088}, {{1024, 4096}, 4096}, {{33, 384}, 384}, {{129, 4224}, 4224}};
+
+std::size_t config_stride() {
+  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
+  return s ? std::max(1, std::atoi(s)) : 1;
+}
+
+void check_format(DType t, WeightFormat w, int m) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const std::size_t stride = config_stride();
+  {
+    std::vector<std::future<void>> jobs;
+    const auto space = distinct_kernels(default_search_space(t, m, w));
+    for (std::size_t i = 0; i < space.size(); i += stride) {
+      const KernelConfig c = space[i];
+      jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
+    }
+    for (auto& j : jobs) j.get();
+  }
+  std::uint64_t seed = 3000 + 31 * m + 7 * static_cast<int>(w) + static_cast<int>(t);
+  std::size_t checked = 0;
+  const bool int4 = is_int4(w);
+  for (const Case& cs : int4 ? std::vector<Case>(std::begin(kInt4Cases), std::end(kInt4Cases))
+                             : std::vector<Case>(std::begin(kByteCases), std::end(kByteCases))) {
+    if (int4 && cs.shape.k % group_size(w)) continue;
+    DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, 0, 0, w);
+    const auto space = search_space_for(t, cs.shape, m, w);
+    ASSERT_FALSE(space.empty());
+    for (std::size_t i = 0; i < space.size(); i += stride) {
+      const KernelConfig& c = space[i];
+      auto kernel = kernels.get(c, t, w);
+      problem.workspace().reserve(c, cs.shape);
+      const LaunchFn launch = [&](int copy, CUstream s) {
+        jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s);
+      };
+      const Comparison cmp = verify_calls(launch, problem, stream);
+      ++checked;
+      EXPECT_TRUE(cmp.ok) << to_string(w) << " " << to_string(t) << " M=" << m << " " << to_string(cs.shape)
+                          << " " << to_string(c) << ": " << cmp.describe();
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  std::printf("[gemvtune] %s weights, %s, M=%d: %zu config/shape checks against float64\n",
+              std::string(to_string(w)).c_str(), std::string(to_string(t)).c_str(), m, checked);
+  std::fflush(stdout);
+}
+
+class QuantGpu : public ::testing::TestWithParam<std::tuple<WeightFormat, DType, int>> {};
+
+TEST_P(QuantGpu, WholeSpaceMatchesFloat64) {
+  check_format(std::get<1>(GetParam()), std::get<0>(GetParam()), std::get<2>(GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, QuantGpu,
+                         ::testing::Combine(::testing::Values(WeightFormat::int8, WeightFormat::fp8,
+                                                              WeightFormat::fp8_tensor, WeightFormat::int4_g32,
+                                                              WeightFormat::int4_g64, WeightFormat::int4_g128),
+                                            ::testing::Values(DType::bf16, DType::f16, DType::f32),
+                                            ::testing::Values(1, 2, 5)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" +
+                                  std::string(to_string(std::get<1>(info.param))) + "_M" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+// What the family cannot read is refused with a message naming it, before any launch.
+TEST(QuantOperands, RefusedWithClearErrors) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  const KernelConfig c = parse_config("t128_r2_kw1_v16_u2_sk1_cs");
+  const WeightFormat w = WeightFormat::int4_g128;
+  DeviceProblem problem(DType::bf16, {64, 1024}, 1024, 5, 0, 1, 0, 0, w);
+  problem.workspace().reserve(c, {64, 1024});
+  auto kernel = kernels.get(c, DType::bf16, w);
+  jit::Stream stream;
+  const auto expect_refused = [&](jit::GemvOperands op, const std::string& words) {
+    try {
+      jit::launch_gemv(*kernel, c, op, problem.workspace(), stream.get());
+      ADD_FAILURE() << "launched; expected a refusal naming '" << words << "'";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  jit::GemvOperands op = problem.operands(0);
+  op.scales = 0;
+  expect_refused(op, "scales");
+  op = problem.operands(0);
+  op.zeros = 0;
+  expect_refused(op, "zeros");
+  op = problem.operands(0);
+  op.w += 2;
+  expect_refused(op, "16-byte");
+  op = problem.operands(0);
+  op.shape.k = 1000;  // not a multiple of 128
+  op.ld = 1024;
+  expect_refused(op, "group");
+  op = problem.operands(0);
+  op.weights = WeightFormat::int8;  // the kernel is int4g128's
+  expect_refused(op, "do not match");
+}
+
+}  // namespace
