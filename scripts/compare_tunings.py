@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares two tuning caches given as `gemvtune list --json` outputs (for example one tuned on
-one GPU, one on all GPUs of a host): every (gpu, shape, dtype, batch, templates) must have exactly one entry
+one GPU, one on all GPUs of a host): every (gpu, shape, dtype, batch, templates, weights) must have exactly one entry
 in each, the same set in both; prints both winners and their time difference.
 Usage: compare_tunings.py A.json B.json [--tolerance PCT]   (exit 1 when a check fails)"""
 import json
@@ -15,7 +15,7 @@ def entries(path):
     for e in tuned:
         gpu = e["gpu"]
         key = (f'{gpu["name"]} sm{gpu["sm_count"]}', f'{e["n"]}x{e["k"]}', e["dtype"], e["batch"],
-               e["template_version"])
+               e["template_version"], e.get("weights", "dense"))  # lists before schema 2 have no weights
         if key in by_key:
             dupes.append(key)
         by_key[key] = e
