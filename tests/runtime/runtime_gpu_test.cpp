@@ -49,6 +49,57 @@ Comparison run_and_compare(const Plan& plan, std::int64_t ld, std::uint64_t seed
       problem, stream);
 }
 
+// Quantized plans (the model's default config of each format's space) launched through
+// Plan::launch with packed weights, scales and zeros, at M = 1 and 3, against float64; a dense
+// plan refuses scales, a quantized one refuses missing scales.
+TEST(RuntimeGpu, QuantizedPlansMatchTheReference) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  jit::Stream stream;
+  std::uint64_t seed = 500;
+  for (WeightFormat w : kAllWeightFormats) {
+    if (!is_quantized(w)) continue;
+    for (int m : {1, 3}) {
+      const Shape shape{300, 1024};
+      auto plan = rt.plan(shape, DType::bf16, m, w);
+      EXPECT_EQ(plan->weights(), w);
+      DeviceProblem problem(DType::bf16, shape, shape.k, ++seed, 0, m, 0, 0, w);
+      const Comparison cmp = verify_calls(
+          [&](int copy, CUstream s) {
+            const auto op = problem.operands(copy);
+            Operands o;
+            o.w = op.w;
+            o.x = op.x;
+            o.y = op.y;
+            o.ld = op.ld;
+            o.ldx = op.ldx;
+            o.m = m;
+            o.scales = op.scales;
+            o.zeros = op.zeros;
+            plan->launch(o, s);
+          },
+          problem, stream);
+      EXPECT_TRUE(cmp.ok) << to_string(w) << " M=" << m << " " << to_string(plan->config()) << ": " << cmp.describe();
+      Operands missing;
+      missing.w = problem.operands(0).w;
+      missing.x = problem.operands(0).x;
+      missing.y = problem.operands(0).y;
+      missing.ld = problem.operands(0).ld;
+      missing.m = 1;
+      EXPECT_THROW(plan->launch(missing, stream.get()), InvalidArgument) << to_string(w);
+    }
+  }
+  auto dense = rt.plan({300, 1024}, DType::bf16);
+  DeviceProblem problem(DType::bf16, {300, 1024}, 1024, 9, 0);
+  Operands o;
+  o.w = problem.operands(0).w;
+  o.x = problem.operands(0).x;
+  o.y = problem.operands(0).y;
+  o.scales = problem.operands(0).w;
+  EXPECT_THROW(dense->launch(o, stream.get()), InvalidArgument);
+}
+
 TEST(RuntimeGpu, PlansMatchTheReference) {
   GEMVTUNE_REQUIRE_GPU();
   TempDir tmp;
