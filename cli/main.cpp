@@ -7,6 +7,8 @@
 
 namespace gemvtune::cli {
 
+int cmd_explain(const std::vector<std::string>& args);  // cli/cmd_explain.cpp
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"info", "GPU name, SMs, compute capability, L2, driver and NVRTC versions", cmd_info},
@@ -14,6 +16,7 @@ const std::vector<Command>& commands() {
       {"run", "check one config against a float64 reference and time it", cmd_run},
       {"tune", "find the fastest correct config of shapes and store it in the cache", cmd_tune},
       {"query", "which config a shape gets on this GPU, and where it comes from", cmd_query},
+      {"explain", "why a config runs as fast as it does: grid, waves, bytes in flight, registers, model", cmd_explain},
       {"list", "list the tuned entries of the cache", cmd_list},
       {"export", "write the cache as JSON", cmd_export},
       {"import", "merge a JSON export into the cache", cmd_import},

@@ -8,6 +8,18 @@
 
 namespace gemvtune {
 
+Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu) {
+  Residency r;
+  r.by_threads = static_cast<int>(std::floor(double(gpu.max_threads_per_sm) / threads));
+  r.by_blocks = gpu.max_blocks_per_sm;
+  r.by_registers = static_cast<int>(
+      std::max(1.0, std::floor(65536.0 / (std::ceil(std::min(255.0, registers) / 8) * 8 * threads))));
+  r.blocks = std::max(1, std::min({r.by_threads, r.by_blocks, r.by_registers}));
+  r.limit = r.blocks == r.by_threads ? "threads" : r.blocks == r.by_blocks ? "blocks" : "registers";
+  r.occupancy = std::min(1.0, double(r.blocks) * threads / gpu.max_threads_per_sm);
+  return r;
+}
+
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
   const bool quantized = is_quantized(w);
@@ -27,9 +39,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double regs = tc ? 40 + (2.0 * c.rows_per_warp + n_tiles) * c.unroll * 4 + c.rows_per_warp * n_tiles * 4
                          : 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
                                (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
-  const double by_regs = std::max(1.0, std::floor(65536.0 / (std::ceil(std::min(255.0, regs) / 8) * 8 * c.threads)));
-  const double per_sm = std::max(1.0, std::min({std::floor(double(gpu.max_threads_per_sm) / c.threads),
-                                                double(gpu.max_blocks_per_sm), by_regs}));
+  const double per_sm = resident_blocks_per_sm(c.threads, regs, gpu).blocks;
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
@@ -53,13 +63,16 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);
   else balance = 0.85 + 0.15 * waves / std::ceil(waves);
-  double stream_us = bytes / (sm_bw * sms * balance) * 1e6;
+  const double transfer_us = bytes / (sm_bw * sms * balance) * 1e6;
+  double stream_us = transfer_us;
+  double issue_us = 0;
   // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
   // batch row a conversion; fp32 issue at ~60% of 128 lanes x 1.98 GHz per SM. Past m ~ 8
   // this, not the weight stream, sets the time; tensor cores do the products in a few mma.
   if (!tc && m > 1 && !quantized) {
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + 2 * m);
     const double compute_us = ops / (sms * 128 * 1.98e9 * 0.6 * balance) * 1e6;
+    issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }
   // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
@@ -72,6 +85,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
                                  : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
     const double compute_us = ops / (sms * 128 * 1.98e9 * 0.35 * balance) * 1e6;
+    issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }
 
@@ -87,6 +101,21 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   e.time_us = (c.pdl ? gpu.pdl_launch_us : gpu.launch_us) + stream_us + split_us + reduce_us;
   e.bytes_in_flight = in_flight_per_sm * std::min(blocks, sms);
   e.waves = waves;
+  e.row_blocks = row_blocks;
+  e.blocks = blocks;
+  e.registers = regs;
+  e.resident_per_sm = per_sm;
+  e.warp_bytes = warp_bytes;
+  e.in_flight_per_sm = in_flight_per_sm;
+  e.needed_per_sm = sm_share * gpu.latency_ns * 1e-9;
+  e.sm_gbps = sm_bw / 1e9;
+  e.balance = balance;
+  e.transfer_us = transfer_us;
+  e.compute_us = issue_us;
+  e.stream_us = stream_us;
+  e.split_us = split_us;
+  e.reduce_us = reduce_us;
+  e.launch_us = c.pdl ? gpu.pdl_launch_us : gpu.launch_us;
   return e;
 }
 

@@ -29,7 +29,35 @@ struct ModelEstimate {
   double time_us = 0;
   double bytes_in_flight = 0;  // across the GPU, at steady state
   double waves = 0;            // blocks over resident block slots
+  // The terms behind time_us, for `gemvtune explain` (tuner/explain.hpp); none changes it.
+  double row_blocks = 0;         // ceil(N / block_rows)
+  double blocks = 0;             // row_blocks x split_k
+  double registers = 0;          // the model's per-thread register estimate
+  double resident_per_sm = 0;    // block slots per SM: resident_blocks_per_sm(threads, registers)
+  double warp_bytes = 0;         // bytes one warp keeps in flight
+  double in_flight_per_sm = 0;   // bytes in flight on a busy SM
+  double needed_per_sm = 0;      // Little's law at the ceiling: ceiling / SMs x latency
+  double sm_gbps = 0;            // min(SM's share of the ceiling, in flight / latency)
+  double balance = 1;            // grid balance factor (busiest SM, last wave), 1 = none lost
+  double transfer_us = 0;        // the weight stream alone (bytes / (SM rate x SMs x balance))
+  double compute_us = 0;         // issue-rate term (CUDA cores at M > 1, quantized), else 0
+  double stream_us = 0;          // max(transfer_us, compute_us)
+  double split_us = 0;           // split-K partials and fix-up
+  double reduce_us = 0;          // k_warps' shared-memory reduction
+  double launch_us = 0;          // launch + ramp (pdl_launch_us with PDL)
 };
+
+// Blocks of `threads` threads resident on one SM at `registers` per thread: the least of the
+// thread slots, the block slots and the register file (65536 registers, allocated 8 per thread
+// at a time, at most 255), at least 1. What estimate() uses with its register estimate; give it
+// a cubin's register count for the occupancy the compiled kernel allows.
+struct Residency {
+  int by_threads = 0, by_blocks = 0, by_registers = 0;
+  int blocks = 1;             // the least of the three, at least 1
+  double occupancy = 0;       // resident warps over the SM's warp slots
+  const char* limit = "";     // "threads", "blocks" or "registers": which one binds
+};
+Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu = {});
 
 // Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
 // for the dequantizing arithmetic of the quantized family (see model.cpp).

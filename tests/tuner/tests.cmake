@@ -7,7 +7,8 @@ gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/rank_correlation_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/presets_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/compile_pool_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/timing_plan_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/tuner/timing_plan_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/tuner/explain_test.cpp)
 target_include_directories(test_tuner PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 target_compile_definitions(test_tuner PRIVATE GEMVTUNE_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 target_compile_options(test_tuner PRIVATE -Wall -Wextra)

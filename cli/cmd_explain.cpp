@@ -1,0 +1,253 @@
+// gemvtune explain: why a config runs as fast as it does on a shape (tuner/explain.hpp): grid,
+// waves, residency, bytes in flight against Little's law, the cubin's registers, stack and
+// spills, split-K's cost, the model's time and what limits it; on a GPU also one measurement.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/batch_option.hpp"
+#include "cli/cache_commands.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/text_table.hpp"  // fixed()
+#include "cli/weights_option.hpp"
+#include "gemvtune/error.hpp"
+#include "gemvtune/cache.hpp"
+#include "gemvtune/resolve.hpp"
+#include "gemvtune/tuner.hpp"
+#include "jit/cuda_handles.hpp"
+#include "jit/driver_api.hpp"
+#include "jit/loaded_kernels.hpp"
+#include "tuner/device_problem.hpp"
+#include "tuner/explain.hpp"
+
+namespace gemvtune::cli {
+
+namespace {
+
+struct Measured {
+  bool done = false;
+  std::string skipped;  // why not, when !done
+  double us = 0, gbps = 0;
+  std::string check;
+};
+
+// One check and one graph-mode timing with the harness, as `run` does.
+Measured measure(const KernelConfig& config, DType dtype, const Shape& shape, int m, WeightFormat weights,
+                 const GpuIdentity& asked, bool gpu_given, int device) {
+  Measured r;
+  std::string why;
+  if (!jit::driver_available(&why)) {
+    r.skipped = "no GPU: measured time skipped (" + why + ")";
+    return r;
+  }
+  jit::Context ctx(device);
+  if (gpu_given && !(ctx.info().id == asked)) {
+    r.skipped = "measured time skipped: device " + std::to_string(device) + " is " + ctx.info().id.key() +
+                ", not " + asked.key();
+    return r;
+  }
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  DeviceProblem problem(dtype, shape, shape.k, kMeasureSeed, rotation_bytes(ctx.info()), m, shape.k, 0, weights);
+  const auto op0 = problem.operands(0);
+  if (!is_quantized(weights))
+    if (auto bad = why_misaligned(config, dtype, op0.w, op0.ld, op0.x, m > 1 ? op0.ldx : 0)) {
+      r.skipped = "measured time skipped: " + *bad;
+      return r;
+    }
+  auto kernel = kernels.get(config, dtype, weights);
+  problem.workspace().reserve(config, shape);
+  const LaunchFn launch = [&](int copy, CUstream s) {
+    jit::launch_gemv(*kernel, config, problem.operands(copy), problem.workspace(), s);
+  };
+  jit::check_operands(config, dtype, op0);
+  const Comparison check = verify_calls(launch, problem, stream);
+  r.check = check.describe();
+  if (!check.ok) {
+    r.skipped = "measured time skipped: the kernel failed its check against float64 (" + r.check + ")";
+    return r;
+  }
+  const CallTiming t = time_calls(launch, problem, stream, LaunchMode::graph);
+  r.done = true;
+  r.us = t.us_per_call;
+  r.gbps = t.gbps;
+  return r;
+}
+
+std::string kb(double bytes) { return fixed("%.1f", bytes / 1024) + " KB"; }
+
+}  // namespace
+
+int cmd_explain(const std::vector<std::string>& args) {
+  po::options_description desc("explain options");
+  std::string shape_text, dtype_text, weights_text, config_text, db, gpu_text;
+  std::vector<std::string> batch_texts;
+  int device = 0;
+  desc.add_options()
+      ("shape", po::value(&shape_text)->required(), "NxK, e.g. 4096x14336")
+      ("batch", po::value(&batch_texts), "batch M, 1..16 (default 1)")
+      ("dtype", po::value(&dtype_text)->default_value("bf16"), "fp32, fp16 or bf16 (of x and y)")
+      ("weights", po::value(&weights_text)->default_value(kWeightsDefault), kWeightsHelp)
+      ("config", po::value(&config_text), "config text (default: what `query` answers, from the cache)")
+      ("db", po::value(&db), kDbHelp)
+      ("device", po::value(&device)->default_value(0), "GPU ordinal (whose model is explained, and measured)")
+      ("gpu", po::value(&gpu_text),
+       "explain for this GPU model instead of a device, as `list` shows it, e.g. 'NVIDIA H200/132sm/cc9.0' "
+       "(needs no GPU; measured only when the device is that model)")
+      ("json", "print the explanation as JSON");
+  po::variables_map vm;
+  if (parse_or_help(args, desc, {}, vm,
+                    "gemvtune explain --shape NxK [--batch M] [--dtype bf16] [--weights dense] [--config CONFIG] "
+                    "[--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--json]"))
+    return kOk;
+  const Shape shape = parse_shape(shape_text);
+  const DType dtype = parse_dtype(dtype_text);
+  const WeightFormat weights = parse_weights(weights_text, dtype);
+  const std::vector<int> batches = parse_batches(batch_texts);
+  if (batches.size() != 1) throw UsageError("explain takes one --batch at a time");
+  const int batch = batches.front();
+  if (vm.count("gpu") && !vm["device"].defaulted()) throw UsageError("give --device or --gpu, not both");
+  const bool gpu_given = vm.count("gpu") > 0;
+  GpuIdentity gpu;
+  if (gpu_given) {
+    gpu = parse_gpu_key(gpu_text);
+  } else {
+    std::string why;
+    if (!jit::driver_available(&why))
+      throw UsageError("no GPU to read the model from (" + why + "); name one with --gpu, e.g. 'NVIDIA H200/132sm/cc9.0'");
+    gpu = jit::read_gpu_info(device).id;
+  }
+  // Parse and check an explicit config before touching the cache: bad input exits 2 either way.
+  std::optional<KernelConfig> given;
+  if (vm.count("config")) {
+    given = parse_config(config_text);
+    check_config(*given, dtype, shape, batch, weights);
+  }
+  const std::string path = db_path(db);
+  std::optional<TuningCache> cache;
+  if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
+  std::string source = "--config";
+  KernelConfig config;
+  if (given) {
+    config = *given;
+  } else {
+    const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch, weights);
+    config = r.config;
+    source = r.source_text;
+  }
+
+  GpuModelParams model;
+  model.sm_count = gpu.sm_count;
+  std::string ceiling_source = "model default: no peak stored for this GPU";
+  if (cache)
+    if (auto peak = cache->peak(gpu)) {
+      model.read_ceiling_gbps = peak->gbps;
+      ceiling_source = "peak stored in " + path;
+    }
+
+  const std::string arch = "sm_" + std::to_string(gpu.cc_major) + std::to_string(gpu.cc_minor);
+  std::optional<KernelResources> cubin;
+  std::string compile_error;
+  try {
+    cubin = compile_resources(config, dtype, weights, arch);
+  } catch (const CompileError& e) {
+    compile_error = e.what();
+  }
+  const Explanation x = explain(config, dtype, shape, batch, weights, model, cubin);
+  const Measured meas = measure(config, dtype, shape, batch, weights, gpu, gpu_given, device);
+  const ModelEstimate& e = x.model;
+
+  if (vm.count("json")) {
+    auto residency = [](const Residency& r) {
+      return nlohmann::json{{"blocks_per_sm", r.blocks}, {"by_threads", r.by_threads}, {"by_blocks", r.by_blocks},
+                            {"by_registers", r.by_registers}, {"occupancy", r.occupancy}, {"limit", r.limit}};
+    };
+    nlohmann::json j{
+        {"gpu", gpu.key()}, {"arch", arch}, {"shape", to_string(shape)}, {"batch", batch},
+        {"dtype", to_string(dtype)}, {"weights", to_string(weights)}, {"config", to_string(config)},
+        {"config_source", source},
+        {"grid", {{"block_rows", x.block_rows}, {"row_blocks", x.row_blocks}, {"split_k", config.split_k},
+                  {"blocks", x.blocks}, {"sm_count", gpu.sm_count}}},
+        {"waves", {{"resident_blocks_per_sm", x.resident_per_sm}, {"slots", x.wave_slots}, {"waves", x.waves},
+                   {"wave_count", x.wave_count}, {"last_wave_blocks", x.last_wave_blocks},
+                   {"last_wave_fill", x.last_wave_fill}, {"model_waves", e.waves}}},
+        {"model_residency", residency(x.model_residency)},
+        {"model_registers", e.registers},
+        {"little", {{"in_flight_per_sm_bytes", x.in_flight_per_sm}, {"needed_per_sm_bytes", x.needed_per_sm},
+                    {"warp_bytes", e.warp_bytes}, {"in_flight_gpu_bytes", e.bytes_in_flight},
+                    {"read_ceiling_gbps", model.read_ceiling_gbps}, {"ceiling_source", ceiling_source},
+                    {"latency_ns", model.latency_ns}, {"sm_gbps", e.sm_gbps}}},
+        {"split_k", {{"splits", config.split_k}, {"partial_bytes", x.split_partial_bytes}, {"us", x.split_us}}},
+        {"model", {{"time_us", e.time_us}, {"gbps", x.predicted_gbps}, {"launch_us", e.launch_us},
+                   {"transfer_us", e.transfer_us}, {"compute_us", e.compute_us}, {"stream_us", e.stream_us},
+                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance},
+                   {"moved_bytes", x.moved_bytes}}},
+        {"limiter", to_string(x.limiter)}, {"verdict", x.verdict}};
+    if (cubin) {
+      j["cubin"] = {{"registers", cubin->registers}, {"stack_frame_bytes", cubin->stack_frame_bytes},
+                    {"spill_store_bytes", cubin->spill_store_bytes}, {"spill_load_bytes", cubin->spill_load_bytes}};
+      if (x.cubin_residency) j["cubin"]["residency"] = residency(*x.cubin_residency);
+      if (x.cubin_in_flight_per_sm) j["little"]["cubin_in_flight_per_sm_bytes"] = *x.cubin_in_flight_per_sm;
+    } else {
+      j["cubin"] = nullptr;
+      j["compile_error"] = compile_error;
+    }
+    if (meas.done)
+      j["measured"] = {{"us", meas.us}, {"gbps", meas.gbps}, {"check", meas.check}, {"mode", "graph"}};
+    else {
+      j["measured"] = nullptr;
+      j["measured_skipped"] = meas.skipped;
+    }
+    std::cout << j.dump(2) << "\n";
+    return cubin ? kOk : kRuntimeError;
+  }
+
+  std::cout << to_string(TuneJob{shape, dtype, batch, weights}) << (batch > 1 ? " (M x N x K)" : "") << " on "
+            << gpu.key() << ", config " << to_string(config) << " (" << source << ")\n";
+  // Label, value, and an optional note on the next line, indented under the value.
+  struct Rows {
+    void add(const std::vector<std::string>& r) {
+      std::cout << "  " << r[0] << std::string(r[0].size() < 12 ? 12 - r[0].size() : 2, ' ') << r[1] << "\n";
+      if (r.size() > 2 && !r[2].empty()) std::cout << std::string(14, ' ') << r[2] << "\n";
+    }
+  } t;
+  t.add({"grid", std::to_string(x.row_blocks) + " row blocks x " + std::to_string(config.split_k) + " split-K = " +
+                     std::to_string(x.blocks) + " blocks",
+         std::to_string(x.block_rows) + " rows per block, " + std::to_string(gpu.sm_count) + " SMs"});
+  const Residency& used = x.cubin_residency ? *x.cubin_residency : x.model_residency;
+  t.add({"residency", std::to_string(used.blocks) + " blocks per SM (" + used.limit + "), occupancy " +
+                          fixed("%.0f", 100 * used.occupancy) + "%",
+         std::string(x.cubin_residency ? "cubin's " + std::to_string(cubin->registers) + " registers"
+                                       : "model's register estimate") +
+             "; threads allow " + std::to_string(used.by_threads) + ", block slots " + std::to_string(used.by_blocks) +
+             ", registers " + std::to_string(used.by_registers)});
+  t.add({"waves", fixed("%.2f", x.waves) + " (" + std::to_string(x.wave_count) + " waves, last " +
+                      std::to_string(x.last_wave_blocks) + " of " + std::to_string(x.wave_slots) + " slots, " +
+                      fixed("%.0f", 100 * x.last_wave_fill) + "% full)",
+         "model: " + fixed("%.2f", e.waves) + " waves at " + std::to_string(x.model_residency.blocks) +
+             " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)"});
+  t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
+         fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " + fixed("%.0f", model.latency_ns) +
+             " ns latency (assumed) / " + std::to_string(gpu.sm_count) + " SMs; " + kb(e.warp_bytes) + " per warp" +
+             (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "")});
+  if (cubin)
+    t.add({"cubin", std::to_string(cubin->registers) + " registers, " + std::to_string(cubin->stack_frame_bytes) +
+                        " bytes stack, " + std::to_string(cubin->spill_store_bytes) + "/" +
+                        std::to_string(cubin->spill_load_bytes) + " bytes spilled (stores/loads)",
+           "NVRTC for " + arch});
+  else
+    t.add({"cubin", "compile failed for " + arch, short_message(compile_error)});
+  t.add({"split-K", config.split_k > 1 ? fixed("%.2f", x.split_us) + " us (model)" : "none",
+         config.split_k > 1 ? kb(x.split_partial_bytes) + " of fp32 partials written and read back, fix-up by the last block"
+                            : ""});
+  t.add({"model", fixed("%.2f", e.time_us) + " us, " + fixed("%.0f", x.predicted_gbps) + " GB/s",
+         "launch " + fixed("%.2f", e.launch_us) + " + transfer " + fixed("%.2f", e.transfer_us) +
+             (e.compute_us > 0 ? " (issue " + fixed("%.2f", e.compute_us) + ")" : std::string()) + " + split-K " +
+             fixed("%.2f", e.split_us) + " + reduction " + fixed("%.2f", e.reduce_us) + " us"});
+  t.add({"measured", meas.done ? fixed("%.2f", meas.us) + " us, " + fixed("%.0f", meas.gbps) + " GB/s" : meas.skipped,
+         meas.done ? "graph mode, checked against float64" : ""});
+  t.add({"limited by", x.verdict, ""});
+  return cubin ? kOk : kRuntimeError;
+}
+
+}  // namespace gemvtune::cli

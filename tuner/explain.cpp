@@ -1,0 +1,120 @@
+// `gemvtune explain` (see tuner/explain.hpp).
+#include "tuner/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gemvtune/generator.hpp"
+#include "jit/nvrtc_compiler.hpp"
+
+namespace gemvtune {
+
+const char* to_string(Limiter l) {
+  switch (l) {
+    case Limiter::grid: return "grid";
+    case Limiter::bytes_in_flight: return "bytes in flight";
+    case Limiter::launch: return "launch and ramp";
+    case Limiter::issue: return "issue";
+    case Limiter::bandwidth: return "bandwidth";
+  }
+  return "?";
+}
+
+namespace {
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
+}  // namespace
+
+Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat w,
+                    const GpuModelParams& gpu, const std::optional<KernelResources>& cubin) {
+  check_config(c, t, s, m, w);
+  Explanation x;
+  x.config = c;
+  x.dtype = t;
+  x.shape = s;
+  x.batch = m;
+  x.weights = w;
+  x.gpu = gpu;
+  x.model = estimate(c, t, s, gpu, w);
+  const ModelEstimate& e = x.model;
+  const int sms = gpu.sm_count;
+
+  x.block_rows = c.block_rows();
+  x.row_blocks = static_cast<long long>(e.row_blocks);
+  x.blocks = static_cast<long long>(e.blocks);
+
+  x.model_residency = resident_blocks_per_sm(c.threads, e.registers, gpu);
+  x.resident_per_sm = x.model_residency.blocks;
+  x.cubin = cubin;
+  if (cubin && cubin->registers > 0) {
+    x.cubin_residency = resident_blocks_per_sm(c.threads, cubin->registers, gpu);
+    x.resident_per_sm = x.cubin_residency->blocks;
+    // The model's in-flight bytes per SM with the compiled kernel's residency instead.
+    const double resident = std::min(static_cast<double>(x.blocks) / sms, double(x.resident_per_sm));
+    x.cubin_in_flight_per_sm = std::max(1.0, resident) * c.warps() * e.warp_bytes;
+  }
+  x.wave_slots = static_cast<long long>(x.resident_per_sm) * sms;
+  x.waves = static_cast<double>(x.blocks) / x.wave_slots;
+  x.wave_count = (x.blocks + x.wave_slots - 1) / x.wave_slots;
+  x.last_wave_blocks = x.blocks - (x.wave_count - 1) * x.wave_slots;
+  x.last_wave_fill = static_cast<double>(x.last_wave_blocks) / x.wave_slots;
+
+  x.in_flight_per_sm = e.in_flight_per_sm;
+  x.needed_per_sm = e.needed_per_sm;
+  x.split_partial_bytes = c.split_k > 1 ? 4.0 * c.split_k * c.m_tile * static_cast<double>(s.n) : 0;
+  x.split_us = e.split_us;
+
+  const double esize = static_cast<double>(dtype_size(t));
+  const double wbytes = is_quantized(w) ? static_cast<double>(weight_bytes(w, t, s.n, s.k).total())
+                                        : esize * static_cast<double>(s.n) * static_cast<double>(s.k);
+  x.moved_bytes = wbytes + esize * m * static_cast<double>(s.k + s.n);
+  x.predicted_us = e.time_us;
+  x.predicted_gbps = x.moved_bytes / (e.time_us * 1e-6) / 1e9;
+
+  // The verdict, in the order the causes are checked (docs/performance.md, "gemvtune explain").
+  const double idle_sms = std::max(0.0, double(sms) - double(x.blocks));
+  if (e.balance < 0.8) {
+    x.limiter = Limiter::grid;
+    if (x.blocks < sms)
+      x.verdict = format("grid: %.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
+                         double(x.blocks), sms, idle_sms, 100 * e.balance);
+    else
+      x.verdict = format("grid: the busiest SM runs more blocks than the average, a last wave mostly empty "
+                         "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
+                         std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
+  } else if (e.in_flight_per_sm < 0.95 * e.needed_per_sm) {
+    x.limiter = Limiter::bytes_in_flight;
+    x.verdict = format("bytes in flight: %.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
+                       e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
+  } else if (e.launch_us >= e.transfer_us / 3) {
+    x.limiter = Limiter::launch;
+    x.verdict = format("launch and ramp: the model's %.2f us launch term against %.2f us of transfer (%.0f%%)",
+                       e.launch_us, e.transfer_us, 100 * e.launch_us / e.transfer_us);
+  } else if (e.compute_us > e.transfer_us) {
+    x.limiter = Limiter::issue;
+    x.verdict = format("issue: the arithmetic per weight (%.2f us) outlasts the stream (%.2f us)", e.compute_us,
+                       e.transfer_us);
+  } else {
+    x.limiter = Limiter::bandwidth;
+    x.verdict = format("bandwidth: %.1f KB in flight per SM covers the %.1f KB needed; the stream itself "
+                       "(%.2f us of %.2f us predicted)",
+                       e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, e.transfer_us, e.time_us);
+  }
+  return x;
+}
+
+KernelResources compile_resources(const KernelConfig& c, DType t, WeightFormat w, const std::string& arch) {
+  const jit::CompiledKernel k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), arch);
+  KernelResources r;
+  r.registers = k.registers;
+  r.stack_frame_bytes = k.stack_frame_bytes;
+  r.spill_store_bytes = k.spill_store_bytes;
+  r.spill_load_bytes = k.spill_load_bytes;
+  return r;
+}
+
+}  // namespace gemvtune
