@@ -98,7 +98,8 @@ Connection open_read_only(const std::string& path) {
     throw_cache_error(path, "schema version " + std::to_string(state.version) +
                                 " is older than this build's (" +
                                 std::to_string(kSchemaVersion) +
-                                "); open it read_write once to upgrade it");
+                                "); a command that stores into it (gemvtune tune, import or peak) "
+                                "upgrades it first, keeping every entry");
   }
   conn.exec("PRAGMA query_only = 1");  // belt and braces on top of SQLITE_OPEN_READONLY
   return conn;
