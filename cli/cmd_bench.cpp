@@ -75,12 +75,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   const WeightFormat weights = parse_weights(weights_text, dtype);
   const bool quantized = is_quantized(weights);
   const std::vector<int> batches = parse_batches(batch_texts);
-  if (is_int4(weights))
-    for (const Shape& s : shapes)
-      if (s.k % group_size(weights))
-        throw InvalidArgument("cannot bench " + to_string(s) + " with " + std::string(to_string(weights)) + " weights: K=" +
-                              std::to_string(s.k) + " is not a multiple of the group size " +
-                              std::to_string(group_size(weights)));
+  for (const Shape& s : shapes) check_weights_fit("bench", to_string(TuneJob{s, dtype, 1, weights}), weights, dtype, s);
   TuneOptions tune_options;
   tune_options.strategy = parse_strategy(strategy_text);
   if (db.empty()) db = TuningCache::default_path();

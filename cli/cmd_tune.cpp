@@ -205,9 +205,7 @@ int cmd_tune(const std::vector<std::string>& args) {
       for (DType t : dtypes)
         for (const std::string& w : weights) {
           const TuneJob job{s, t, m, parse_weights(w, t)};
-          if (is_int4(job.weights) && s.k % group_size(job.weights))
-            throw InvalidArgument("cannot tune " + to_string(job) + ": K=" + std::to_string(s.k) +
-                                  " is not a multiple of the group size " + std::to_string(group_size(job.weights)));
+          check_weights_fit("tune", to_string(job), job.weights, t, s);
           jobs.push_back(job);
         }
 

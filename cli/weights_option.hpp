@@ -5,6 +5,7 @@
 
 #include "gemvtune/dtype.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/shape.hpp"
 #include "gemvtune/weights.hpp"
 
 namespace gemvtune::cli {
@@ -22,6 +23,20 @@ inline WeightFormat parse_weights(const std::string& text, DType activation) {
     return parse_weights_option(text, activation);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument("bad --weights: " + std::string(e.what()));
+  }
+}
+
+// Whether W of this format can be stored for shape s (check_weight_layout, the packed layout's
+// one rule: K against an int4 group, sizes), checked before any GPU is touched; throws
+// InvalidArgument (exit status 2) with `command` and the problem in front, e.g. "cannot tune
+// 4096x4000 bf16 int4g128: int4g128 weights 4096x4000 (bf16 activations): K = 4000 is not a
+// multiple of the group size 128 of int4g128".
+inline void check_weights_fit(const std::string& command, const std::string& problem, WeightFormat w, DType t,
+                              const Shape& s) {
+  try {
+    check_weight_layout(w, t, s.n, s.k, s.k);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("cannot " + command + " " + problem + ": " + e.what());
   }
 }
 

@@ -37,21 +37,24 @@ void SplitKWorkspace::reserve(const KernelConfig& c, const Shape& s) {
 namespace {
 // Quantized W: the packed layout and what the quantized family's 16-byte loads need.
 void check_quantized_operands(DType t, const GemvOperands& op, std::int64_t ldx) {
-  const std::string f(to_string(op.weights));
-  check_weight_layout(op.weights, t, op.shape.n, op.shape.k, op.ld);  // names K vs group, odd ld, ...
-  if (!op.scales) throw InvalidArgument(f + " weights need their scales (a non-null device pointer)");
-  if (is_int4(op.weights) && !op.zeros) throw InvalidArgument(f + " weights need their zeros (a non-null device pointer)");
+  // Checked on every launch, like why_misaligned: no string is built unless something is wrong.
+  // check_operands has already checked N, K, ld >= K and (through check_config) K against an
+  // int4 group; what is left is what the packed layout and 16-byte loads need.
+  const auto f = [&] { return std::string(to_string(op.weights)); };
+  if (!op.scales) throw InvalidArgument(f() + " weights need their scales (a non-null device pointer)");
+  if (is_int4(op.weights) && !op.zeros) throw InvalidArgument(f() + " weights need their zeros (a non-null device pointer)");
   const std::uintptr_t factor = is_int4(op.weights) ? dtype_size(t) : 4;
   if (op.scales % factor || op.zeros % factor)
-    throw InvalidArgument(f + " scales and zeros must be aligned to their " + std::to_string(factor) + "-byte elements");
-  const std::int64_t row_bytes = is_int4(op.weights) ? op.ld / 2 : op.ld;
-  if (op.w % 16 || row_bytes % 16)
-    throw InvalidArgument(f + " weights are read with 16-byte loads: W must be 16-byte aligned and a row (ld=" +
-                          std::to_string(op.ld) + " weights, " + std::to_string(row_bytes) +
-                          " bytes) a multiple of 16 bytes; pad ld when packing (make_packed_weights)");
+    throw InvalidArgument(f() + " scales and zeros must be aligned to their " + std::to_string(factor) + "-byte elements");
+  // 16 bytes of packed weights: 16 int8/fp8 or 32 int4 (which also keeps int4 rows whole bytes).
+  const std::int64_t per_load = 128 / weight_bits(op.weights, t);
+  if (op.w % 16 || op.ld % per_load)
+    throw InvalidArgument(f() + " weights are read with 16-byte loads: W must be 16-byte aligned and ld=" +
+                          std::to_string(op.ld) + " a multiple of " + std::to_string(per_load) +
+                          " weights (16 bytes); pad ld when packing (make_packed_weights)");
   const std::uintptr_t x_row_bytes = op.m > 1 ? static_cast<std::uintptr_t>(ldx) * dtype_size(t) : 0;
   if (op.x % 16 || x_row_bytes % 16)
-    throw InvalidArgument(f + " weights: x is read with 16-byte loads, so x must be 16-byte aligned" +
+    throw InvalidArgument(f() + " weights: x is read with 16-byte loads, so x must be 16-byte aligned" +
                           std::string(op.m > 1 ? " and its row stride ldx a multiple of 16 bytes" : ""));
 }
 }  // namespace

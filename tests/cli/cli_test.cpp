@@ -87,9 +87,12 @@ TEST_F(Cli, TuneArgumentErrors) {
   // Quantized problems are checked before any GPU is touched: the format's name and, for int4,
   // K against the group size.
   expect_usage_error({"tune", "--shape", "4096x4000", "--weights", "int4g128"},
-                     "cannot tune 4096x4000 bf16 int4g128: K=4000 is not a multiple of the group size 128");
+                     "cannot tune 4096x4000 bf16 int4g128: int4g128 weights 4096x4000 (bf16 activations): K = 4000 is "
+                     "not a multiple of the group size 128 of int4g128");
   expect_usage_error({"tune", "--shape", "4096x4096", "--weights", "int8,int5"}, "unknown weight format 'int5'");
-  expect_usage_error({"bench", "--shape", "4096x4000", "--weights", "int4g64"}, "not a multiple of the group size 64");
+  expect_usage_error({"bench", "--shape", "4096x4000", "--weights", "int4g64"},
+                     "cannot bench 4096x4000 bf16 int4g64: int4g64 weights 4096x4000 (bf16 activations): K = 4000 is "
+                     "not a multiple of the group size 64 of int4g64");
   expect_usage_error({"run", "--shape", "4096x4096", "--weights", "fp16"}, "dense fp16 but the activations are bf16");
   expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int8"},
                      "the quantized tensor-core family takes int4g128 only");
