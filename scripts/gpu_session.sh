@@ -29,6 +29,11 @@
 #   peers      bench/peers/quant_peers.py (bf16 cuBLAS, tinygemm int4, GemLite W4/W8) at M =
 #              $PEER_BATCHES (default 1,16) with GemLite from .carry/gemlite_pkg, extra options in
 #              $PEERS_ARGS; table in $OUT/peers.txt, JSON in $OUT/peers.json, progress in $OUT/peers.log
+#   profile    Nsight Compute on `gemvtune run` for each "SHAPE WEIGHTS CONFIG [BATCH]" in $PROFILE
+#              (entries separated by ';'): speed of light, occupancy, warp stalls, memory; one
+#              timed launch each, clocks left alone; full text in $OUT/profile_N.txt
+#   quantsanitizer the quantized correctness suite under compute-sanitizer memcheck (every
+#              STRIDE-th config, default 29)
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -117,6 +122,25 @@ for step in "$@"; do
       PYTHONPATH=".carry/gemlite_pkg${PYTHONPATH:+:$PYTHONPATH}" python3 bench/peers/quant_peers.py \
         --batch "${PEER_BATCHES:-1,16}" --json "$OUT/peers.json" ${PEERS_ARGS:-} 2> "$OUT/peers.log" | tee "$OUT/peers.txt"
       echo "quant_peers exit ${PIPESTATUS[0]}"; tail -3 "$OUT/peers.log" ;;
+    profile)
+      n=0
+      IFS=';' read -ra specs <<< "${PROFILE:-}"
+      for spec in "${specs[@]}"; do
+        read -r shape weights config batch <<< "$spec"
+        [ -n "$shape" ] || continue
+        n=$((n + 1))
+        echo "== profile $n: $shape $weights $config M=${batch:-1}"
+        ncu --clock-control none --kernel-name regex:gemv --launch-skip 2 --launch-count 1 \
+          --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+          --section SchedulerStats --section MemoryWorkloadAnalysis \
+          "$G" run --shape "$shape" --weights "$weights" --config "$config" --batch "${batch:-1}" > "$OUT/profile_$n.txt" 2>&1
+        echo "ncu exit $?"
+        grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Issued Ipc|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|graph:" "$OUT/profile_$n.txt" | head -30
+      done ;;
+    quantsanitizer)
+      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-29} compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 2>&1 | tee "$OUT/quant_sanitizer.log" | tail -8
+      echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;
