@@ -34,6 +34,10 @@
 #              timed launch each, clocks left alone; full text in $OUT/profile_N.txt
 #   quantsanitizer the quantized correctness suite under compute-sanitizer memcheck (every
 #              STRIDE-th config, default 29)
+#   familysweep issue 14's sweep: `tune --shape 256x2048` (1 MiB) alone into a fresh cache, timed;
+#              the first 16 shapes of --preset families, then the whole preset (the other 9),
+#              timed, into another fresh cache; bench --preset families on it (tuned, untuned
+#              default, cuBLAS; $OUT/bench_families.json and .txt) and scripts/sweep_summary.py
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
@@ -141,6 +145,20 @@ for step in "$@"; do
       GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-29} compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 2>&1 | tee "$OUT/quant_sanitizer.log" | tail -8
       echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
+    familysweep)
+      FAM_DB="$OUT/cache_families.sqlite"; SMALL_DB="$OUT/cache_small.sqlite"
+      rm -f "$FAM_DB"* "$SMALL_DB"*
+      /usr/bin/time -f "tune 256x2048 (1 MiB) alone, empty cache: wall time %e s" \
+        "$G" tune --shape 256x2048 --db "$SMALL_DB" 2>&1 | tee "$OUT/tune_small.log" | tail -4
+      "$G" tune --list-presets | awk '/^families/ {f = 1; next} /^[^ ]/ {f = 0} f {print $1}' > "$OUT/families_all.txt"
+      head -16 "$OUT/families_all.txt" > "$OUT/families16.txt"
+      /usr/bin/time -f "tune of the first 16 families shapes, empty cache: wall time %e s" \
+        "$G" tune --shapes "$OUT/families16.txt" --db "$FAM_DB" 2>&1 | tee "$OUT/tune_families16.log" | tail -20
+      /usr/bin/time -f "tune --preset families (the other $(( $(wc -l < "$OUT/families_all.txt") - 16 )) shapes): wall time %e s" \
+        "$G" tune --preset families --db "$FAM_DB" 2>&1 | tee "$OUT/tune_families.log" | tail -13
+      "$G" bench --preset families --db "$FAM_DB" --json > "$OUT/bench_families.json" 2> "$OUT/bench_families.txt"
+      echo "bench exit $?"; grep -E "^gemvtune bench|geometric|not tuned" "$OUT/bench_families.txt"
+      python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;

@@ -38,6 +38,45 @@ std::vector<PresetShape> decoder_shapes(const Dims& d) {
   }
   return merged;
 }
+
+// Shapes a server meets beyond the Llama presets, M = 1, valid for every dtype (K not a multiple
+// of 8 runs the aligned-body `_al` variants).
+std::vector<PresetShape> family_sweep_shapes() {
+  return {
+      // Qwen2.5-7B: hidden 3584, 28 heads and 4 KV heads of 128, MLP 18944.
+      {{4608, 3584}, "Qwen2.5-7B qkv_proj (fused)"},
+      {{512, 3584}, "Qwen2.5-7B k_proj, v_proj"},
+      {{3584, 18944}, "Qwen2.5-7B down_proj"},
+      // Llama-2-7B: hidden 4096, MLP 11008, vocab 32000 (Mistral-7B v0.1's vocab too).
+      {{11008, 4096}, "Llama-2-7B gate_proj, up_proj"},
+      {{4096, 11008}, "Llama-2-7B down_proj"},
+      {{32000, 4096}, "Llama-2-7B, Mistral-7B-v0.1 lm_head"},
+      // Llama-3.1-70B split 8 ways (tensor parallel): 1024 q + 128 k + 128 v rows, MLP 28672 / 8.
+      {{1280, 8192}, "Llama-3.1-70B TP8 qkv_proj slice"},
+      {{8192, 1024}, "Llama-3.1-70B TP8 o_proj slice"},
+      {{7168, 8192}, "Llama-3.1-70B TP8 gate_up_proj slice"},
+      {{8192, 3584}, "Llama-3.1-70B TP8 down_proj slice"},
+      // Tails: few rows with a long K, K not a multiple of 8, odd N, tiny N.
+      {{32, 8192}, "synthetic: few rows, long K"},
+      {{4096, 4093}, "synthetic: K = 5 (mod 8)"},
+      {{4097, 4099}, "synthetic: N odd, K = 3 (mod 8)"},
+      {{50257, 768}, "GPT-2 lm_head (vocab 50257, hidden 768)"},
+      {{3, 4096}, "synthetic: 3 rows"},
+      {{256, 2048}, "TinyLlama-1.1B k_proj, v_proj (4 KV heads of 64)"},
+      // Gemma-2-9B: hidden 3584, 16 heads of 256 (q 4096), MLP 14336, vocab 256000.
+      {{14336, 3584}, "Gemma-2-9B gate_proj, up_proj"},
+      {{3584, 4096}, "Gemma-2-9B o_proj"},
+      {{256000, 3584}, "Gemma-2-9B lm_head"},
+      // Phi-3-mini: hidden 3072, 32 heads of 96 (fused qkv 3 x 3072), MLP 8192.
+      {{9216, 3072}, "Phi-3-mini qkv_proj (fused)"},
+      {{3072, 8192}, "Phi-3-mini down_proj"},
+      // More tails.
+      {{16, 14336}, "synthetic: few rows, long K"},
+      {{8, 4096}, "Mixtral-8x7B router (8 experts, hidden 4096)"},
+      {{11008, 4095}, "synthetic: Llama-2-7B gate with K = 7 (mod 8)"},
+      {{128, 896}, "Qwen2.5-0.5B k_proj, v_proj (2 KV heads of 64)"},
+  };
+}
 }  // namespace
 
 const std::vector<Preset>& presets() {
@@ -48,6 +87,11 @@ const std::vector<Preset>& presets() {
        decoder_shapes({8192, 64, 8, 128, 28672, 128256})},
       {"qwen2.5-7b", "Qwen2.5 7B: hidden 3584, 28 heads, 4 KV heads of 128, MLP 18944, vocab 152064",
        decoder_shapes({3584, 28, 4, 128, 18944, 152064})},
+      {"families",
+       "a sweep over other model families and tails at M = 1 (real dimensions from each model's config.json, "
+       "tensor-parallel slices, odd K and N, few-row long K, shapes of 1 MiB and less); the first 16 are the "
+       "tune-time subset of scripts/gpu_session.sh familysweep",
+       family_sweep_shapes()},
   };
   return all;
 }

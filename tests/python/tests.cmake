@@ -33,6 +33,13 @@ add_test(NAME python_tests
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(python_tests PROPERTIES ENVIRONMENT "${gemvtune_python_env}" TIMEOUT 1800)
 
+# scripts/sweep_summary.py (bench --json files to a markdown table against issue 14's bars) on a
+# recorded H200 bench file and made-up documents: no GPU, no library, standard library only.
+add_test(NAME sweep_summary
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_sweep_summary.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+
 # `pip install .`: builds the wheel from the source tree (scikit-build-core from PyPI, the
 # shared library only) into <build>/python-wheel, installs it into a folder and runs the CPU
 # tests against the installed package. About two minutes on two cores.

@@ -1,6 +1,7 @@
 // Model presets, shape files (comments, blank lines, errors naming the line) and strategy names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "cache/cache_test_util.hpp"
 #include "gemvtune/presets.hpp"
 #include "gemvtune/tuner.hpp"
+#include "gemvtune/weights.hpp"
 
 using namespace gemvtune;
 
@@ -47,6 +49,42 @@ TEST(Presets, Qwen25_7B) {
   EXPECT_EQ(shape_texts(find_preset("qwen2.5-7b")),
             (std::vector<std::string>{"3584x3584", "512x3584", "4608x3584", "18944x3584", "37888x3584",
                                       "3584x18944", "152064x3584"}));
+}
+
+TEST(Presets, FamiliesSweepsOtherModelsAndTails) {
+  const Preset& p = find_preset("families");
+  EXPECT_EQ(shape_texts(p),
+            (std::vector<std::string>{"4608x3584", "512x3584", "3584x18944", "11008x4096", "4096x11008",
+                                      "32000x4096", "1280x8192", "8192x1024", "7168x8192", "8192x3584",
+                                      "32x8192", "4096x4093", "4097x4099", "50257x768", "3x4096", "256x2048",
+                                      "14336x3584", "3584x4096", "256000x3584", "9216x3072", "3072x8192",
+                                      "16x14336", "8x4096", "11008x4095", "128x896"}));
+  // What the bars need: K not a multiple of 8 (one of about 33 MB with K = 3 mod 8),
+  // few rows with K about 8192, shapes of at most 1 MiB in bf16 and a wide range of N and K.
+  int misaligned = 0, few_rows_long_k = 0, small = 0;
+  bool k3_33mb = false;
+  std::int64_t min_n = p.shapes[0].shape.n, max_n = 0, min_k = p.shapes[0].shape.k, max_k = 0;
+  for (const PresetShape& s : p.shapes) {
+    const auto [n, k] = s.shape;
+    const std::int64_t bytes = n * k * 2;
+    misaligned += k % 8 != 0;
+    k3_33mb |= k % 8 == 3 && bytes > 30'000'000 && bytes < 36'000'000;
+    few_rows_long_k += n < 64 && k >= 8192;
+    small += bytes <= (1 << 20);
+    min_n = std::min(min_n, n), max_n = std::max(max_n, n), min_k = std::min(min_k, k), max_k = std::max(max_k, k);
+    EXPECT_FALSE(s.layers.empty()) << to_string(s.shape);
+    // Valid as bf16 weights for tune and bench (the dense layout accepts any K).
+    EXPECT_NO_THROW(check_weight_layout(WeightFormat::dense, DType::bf16, n, k, k)) << to_string(s.shape);
+  }
+  EXPECT_GE(misaligned, 3);
+  EXPECT_TRUE(k3_33mb);
+  EXPECT_GE(few_rows_long_k, 2);
+  EXPECT_GE(small, 4);
+  EXPECT_LE(min_n, 8);
+  EXPECT_GE(max_n, 100000);
+  EXPECT_LE(min_k, 1024);
+  EXPECT_GE(max_k, 16384);
+  EXPECT_GE(p.shapes.size(), 16u);  // gpu_session.sh familysweep times the first 16 on their own
 }
 
 TEST(Presets, EveryPresetHasDistinctValidShapes) {
