@@ -67,24 +67,32 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double stream_us = transfer_us;
   double issue_us = 0;
   // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
-  // batch row a conversion; fp32 issue at ~60% of 128 lanes x 1.98 GHz per SM. Past m ~ 8
-  // this, not the weight stream, sets the time; tensor cores do the products in a few mma.
+  // batch row a conversion; fp32 issue at cuda_core_issue_share of 128 lanes x clock per SM.
+  // The share (0.25; it was 0.60) is the least-squares fit in log time (tuner/model_fit.hpp,
+  // fit_cuda_core_issue_share) over every CUDA-core candidate measured at M > 1 in
+  // bench/results/raw/0135af0_h200_bench_batch_{bf16,fp16,fp32}.json and
+  // 83ba666_bench_batch_bf16.json (134 rows; RMS log error 0.27 against 0.58 at 0.60);
+  // tests/tuner/defaults_test.cpp refits it and checks the shipped value. With 0.60 the
+  // default at M = 2 and 4 was a CUDA-core config 1.16 to 2.52x slower than the tuned winner.
+  // Past m ~ 4 this, not the weight stream, sets the time; tensor cores do the products in a
+  // few mma.
   if (!tc && m > 1 && !quantized) {
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + 2 * m);
-    const double compute_us = ops / (sms * 128 * 1.98e9 * 0.6 * balance) * 1e6;
+    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.cuda_core_issue_share * balance) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }
   // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
   // subtract, fp8 conversions instead), per x element a conversion and (int4) a sum, shared by
-  // the warp's rows. The 0.35 efficiency is fitted to the H200 sweeps of int4g128 and int8
-  // (bench/results/h200.md, "Quantized weights"): int4 is issue-bound there.
+  // the warp's rows. The 0.35 efficiency (quantized_issue_share) is fitted to the H200 sweeps
+  // of int4g128 and int8 (bench/results/raw/q-run2_*, q-run3_*; bench/results/h200.md,
+  // "Quantized weights"): int4 is issue-bound there. Not refitted here.
   // On tensor cores (int4g128) a shift and a LOP3 per pair of weights, the products in mma.
   if (quantized) {
     const double per_weight = tc ? 1.0 + 1.0 / c.rows_per_warp
                                  : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
-    const double compute_us = ops / (sms * 128 * 1.98e9 * 0.35 * balance) * 1e6;
+    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.quantized_issue_share * balance) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }

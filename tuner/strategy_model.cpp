@@ -1,5 +1,6 @@
-// The model-guided strategy: measure what the analytic model ranks best, then walk to better
-// one-parameter neighbours of the leader, within a hard budget (see strategy.hpp).
+// The model-guided strategy: measure what the analytic model ranks best (each kernel family
+// keeping a share of that first round), then walk to better one-parameter neighbours of the
+// leader, within a hard budget (see strategy.hpp).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -35,6 +36,43 @@ void measure_into(StrategyResult& result, std::set<std::string>& seen,
     result.measured.push_back(got[i]);
   }
 }
+
+// Share of the first round each kernel family (CUDA cores, tensor cores) is sure of when the
+// space holds both (M = 2 and 4 for bf16/fp16). The model's ranking across families is the
+// least certain part of it: with the issue rate refitted (tuner/model.cpp) tensor cores fill
+// the whole top 8% at M = 2, yet on the H200 a CUDA-core config won 4096x4096 and 4096x14336
+// at M = 2 by 5 to 7% (bench/results/h200.md). So the first round is the model's top configs,
+// except that each family present gets at least this share of it (its own best-ranked ones).
+constexpr double kFamilyShare = 0.25;
+
+// The first round: `count` configs of `ranked`, in model order, each family present holding at
+// least ceil(kFamilyShare x count) of them (fewer only if it has fewer configs).
+std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, std::size_t count) {
+  std::size_t of_family[2] = {0, 0};
+  for (const KernelConfig& c : ranked) ++of_family[c.family == Family::tensor_core];
+  const auto reserve_for = [&](int f) {
+    if (of_family[0] == 0 || of_family[1] == 0) return std::size_t{0};  // one family only
+    const auto share = static_cast<std::size_t>(std::ceil(kFamilyShare * static_cast<double>(count) - 1e-9));
+    return std::min(of_family[f], share);
+  };
+  const std::size_t reserve[2] = {reserve_for(0), reserve_for(1)};
+  // Walk the ranking; a config is taken while the family still needs its reserve, or while
+  // the places not reserved for the other family are not yet full.
+  std::vector<bool> take(ranked.size(), false);
+  std::size_t taken[2] = {0, 0};
+  for (std::size_t i = 0; i < ranked.size() && taken[0] + taken[1] < count; ++i) {
+    const int f = ranked[i].family == Family::tensor_core;
+    const std::size_t other_left = reserve[1 - f] > taken[1 - f] ? reserve[1 - f] - taken[1 - f] : 0;
+    if (taken[f] < reserve[f] || taken[0] + taken[1] + other_left < count) {
+      take[i] = true;
+      ++taken[f];
+    }
+  }
+  std::vector<KernelConfig> out;
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (take[i]) out.push_back(ranked[i]);
+  return out;
+}
 }  // namespace
 
 StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
@@ -46,9 +84,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  measure_into(result, seen,
-               std::vector<KernelConfig>(ranked.begin(), ranked.begin() + model_initial_count(ranked.size(), options)),
-               measure);
+  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options)), measure);
   std::optional<std::size_t> leader = fastest_passing(result.measured);
   while (left() > 0) {
     std::vector<KernelConfig> batch;

@@ -1,0 +1,284 @@
+// Defaults that never lose (issue 14, item 3), checked offline on recorded H200 measurements:
+//   - the shipped CUDA-core issue share is the fit of the recorded runs (tuner/model_fit.hpp);
+//   - for every recorded (shape, M, dtype) the model's default is measured there and within
+//     kWithin of the best measured config (named exceptions below, each with its own bound),
+//     and never slower than the default that run measured (the model before the fit);
+//   - the model strategy's first round holds both kernel families where both are valid.
+// Data: bench/results/sweeps/h200_bf16.csv (M = 1, bf16, every config) and the bench --json
+// files of bench/results/raw/ (per shape and M: tuned winner, tuned without PDL, default).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "gemvtune/model.hpp"
+#include "gemvtune/search_space.hpp"
+#include "tuner/model_fit.hpp"
+#include "tuner/strategy.hpp"
+
+using namespace gemvtune;
+
+namespace {
+const std::string kResults = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/";
+// The bench --json runs at the current templates' model inputs (0135af0 and 83ba666: templates
+// f217431d7cf1bf9b, every dtype at M = 1, 2, 4, 8, 16).
+const char* const kBenchRuns[] = {"raw/0135af0_h200_bench_batch_bf16.json", "raw/0135af0_h200_bench_batch_fp16.json",
+                                  "raw/0135af0_h200_bench_batch_fp32.json", "raw/83ba666_bench_batch_bf16.json"};
+const char* const kSweep = "sweeps/h200_bf16.csv";
+
+// One recorded (run, dtype, shape, M): every config measured there and the default it ran.
+struct Point {
+  std::string run;
+  DType dtype = DType::bf16;
+  Shape shape;
+  int m = 1;
+  double ceiling_gbps = 0;  // 0: the model's default ceiling (the sweep records none)
+  std::map<std::string, double> us;  // config -> measured us (graph mode)
+  std::string recorded_default;      // the default that run measured ("" for the sweep)
+  double best() const {
+    double b = INFINITY;
+    for (const auto& [c, t] : us) b = std::min(b, t);
+    return b;
+  }
+  std::string name() const {
+    return run + " " + std::string(to_string(dtype)) + " " + to_string(shape) + " M=" + std::to_string(m);
+  }
+};
+
+std::vector<Point> load_points() {
+  std::vector<Point> points;
+  for (const char* file : kBenchRuns) {
+    std::ifstream in(kResults + file);
+    EXPECT_TRUE(in) << "missing " << kResults + file;
+    if (!in) continue;
+    const auto j = nlohmann::json::parse(in);
+    for (const auto& s : j.at("shapes")) {
+      Point p;
+      p.run = file;
+      p.dtype = parse_dtype(j.at("dtype").get<std::string>());
+      p.shape = parse_shape(s.at("shape").get<std::string>());
+      p.m = s.at("batch").get<int>();
+      p.ceiling_gbps = j.at("ceiling_gbps").get<double>();
+      for (const auto& v : s.at("variants")) {
+        if (v.at("variant") == "cuBLAS") continue;
+        const std::string config = v.at("config");
+        const double t = v.at("graph_us");
+        if (!p.us.count(config) || p.us[config] > t) p.us[config] = t;
+        if (v.at("variant") == "default") p.recorded_default = config;
+      }
+      points.push_back(std::move(p));
+    }
+  }
+  std::ifstream in(kResults + kSweep);
+  EXPECT_TRUE(in) << "missing " << kResults + kSweep;
+  std::map<std::string, Point> sweep;
+  std::string line;
+  std::getline(in, line);  // shape,dtype,config,us
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string shape, dtype, config, us;
+    std::getline(ss, shape, ',');
+    std::getline(ss, dtype, ',');
+    std::getline(ss, config, ',');
+    std::getline(ss, us, ',');
+    Point& p = sweep[shape];
+    p.run = kSweep;
+    p.dtype = parse_dtype(dtype);
+    p.shape = parse_shape(shape);
+    p.us[config] = std::stod(us);
+  }
+  for (auto& [shape, p] : sweep) points.push_back(std::move(p));
+  return points;
+}
+
+std::vector<FitRow> fit_rows(const std::vector<Point>& points) {
+  std::vector<FitRow> rows;
+  for (const Point& p : points)
+    for (const auto& [config, us] : p.us) {
+      FitRow r;
+      r.config = parse_config(config);
+      r.dtype = p.dtype;
+      r.shape = p.shape;
+      r.m = p.m;
+      r.us = us;
+      r.ceiling_gbps = p.ceiling_gbps;
+      rows.push_back(r);
+    }
+  return rows;
+}
+
+GpuModelParams params_for(const Point& p) {
+  GpuModelParams g;
+  if (p.ceiling_gbps > 0) g.read_ceiling_gbps = p.ceiling_gbps;
+  return g;
+}
+
+// The default's measured time over the best measured time, from the recorded data.
+constexpr double kWithin = 1.15;
+
+// Where the recorded data shows the default further than kWithin from the best, with the bound
+// it is held to (a little above what the data shows, so a worse default still fails) and why.
+struct Exception {
+  const char* dtype;  // "" any
+  const char* shape;  // "" any
+  int min_m, max_m;
+  double bound;
+  const char* why;
+};
+const Exception kExceptions[] = {
+    // fp32 at M >= 4 is bound by FMAs on CUDA cores (no tensor cores); the winners hold 2 or 4
+    // rows per warp and the model does not see what that saves (x loads shared by rows).
+    {"fp32", "", 4, 16, 2.35, "fp32 CUDA cores, issue-bound, rows per warp"},
+    // 1024x4096: the smallest shape; at M = 1 the L2 prefetch (pf) of the winner is estimated
+    // like plain PDL, at M = 2 the default (u4, 4 warps along K) uses more registers than the
+    // model counts; the tuned M = 8/16 winners split K 8 ways, the default 4 ways.
+    {"", "1024x4096", 1, 16, 1.85, "small shape: pf, registers at M > 1, split-K depth"},
+    {"fp32", "4096x4096", 2, 2, 1.17, "fp32 M=2: 1.161 recorded"},
+};
+
+const Exception* exception_for(const Point& p) {
+  for (const Exception& e : kExceptions)
+    if ((!*e.dtype || to_string(p.dtype) == e.dtype) && (!*e.shape || to_string(p.shape) == e.shape) &&
+        p.m >= e.min_m && p.m <= e.max_m)
+      return &e;
+  return nullptr;
+}
+}  // namespace
+
+TEST(ModelFit, RecoversTheIssueShareOfSyntheticRows) {
+  // Rows the model itself produced at share 0.40 fit back to 0.40; rows it cannot use leave
+  // the base value.
+  GpuModelParams truth;
+  truth.cuda_core_issue_share = 0.40;
+  std::vector<FitRow> rows;
+  for (const char* shape : {"4096x4096", "14336x4096", "4096x14336"})
+    for (int m : {2, 4, 8})
+      for (const KernelConfig& c : search_space_for(DType::f32, parse_shape(shape), m)) {
+        FitRow r;
+        r.config = c;
+        r.dtype = DType::f32;
+        r.shape = parse_shape(shape);
+        r.m = m;
+        r.us = estimate(c, r.dtype, r.shape, truth).time_us;
+        rows.push_back(r);
+        if (rows.size() % 50 == 0) break;
+      }
+  const IssueShareFit f = fit_cuda_core_issue_share(rows);
+  EXPECT_NEAR(f.share, 0.40, 1e-9);
+  EXPECT_LT(f.rms_log_error, 1e-9);
+  EXPECT_EQ(fit_model(rows).cuda_core_issue_share, f.share);
+  std::vector<FitRow> m1 = {rows.front()};
+  m1.front().m = 1;
+  EXPECT_EQ(fit_cuda_core_issue_share(m1).rows, 0u);
+  EXPECT_EQ(fit_model(m1).cuda_core_issue_share, GpuModelParams{}.cuda_core_issue_share);
+}
+
+TEST(ModelFit, ShippedIssueShareIsTheFitOfTheRecordedRuns) {
+  const std::vector<FitRow> rows = fit_rows(load_points());
+  const IssueShareFit f = fit_cuda_core_issue_share(rows);
+  GpuModelParams before;
+  before.cuda_core_issue_share = 0.60;  // the constant before the fit
+  const double err_before = cuda_core_rms_log_error(rows, before);
+  std::printf("[gemvtune] CUDA-core issue share: fit %.2f over %zu rows, RMS log error %.3f (at 0.60: %.3f)\n", f.share,
+              f.rows, f.rms_log_error, err_before);
+  EXPECT_GE(f.rows, 100u);
+  EXPECT_NEAR(GpuModelParams{}.cuda_core_issue_share, f.share, 0.005)
+      << "the shipped constant (include/gemvtune/model.hpp) is not the fit of the recorded runs";
+  EXPECT_LT(f.rms_log_error, 0.5 * err_before);
+}
+
+TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
+  const std::vector<Point> points = load_points();
+  ASSERT_GE(points.size(), 140u);  // 4 runs x 7 shapes x 5 M, and the sweep's 7 shapes
+  int measured = 0, unmeasured = 0;
+  for (const Point& p : points) {
+    const KernelConfig d = default_config(p.dtype, p.shape, params_for(p), p.m);
+    const std::string text = to_string(d);
+    const auto found = p.us.find(text);
+    if (found == p.us.end()) {
+      // Not among what that run measured: nothing to compare. At M = 1 the bench runs measured
+      // the default itself; the sweep of 14336x4096 and 28672x4096 had no PDL configs.
+      ++unmeasured;
+      std::printf("[gemvtune] %-52s default %-40s not measured (best %.2f us, model %.2f us)\n", p.name().c_str(),
+                  text.c_str(), p.best(), estimate(d, p.dtype, p.shape, params_for(p)).time_us);
+      EXPECT_FALSE(p.m == 1 && !p.recorded_default.empty()) << p.name() << ": M = 1 default changed to " << text;
+      continue;
+    }
+    ++measured;
+    const double ratio = found->second / p.best();
+    const Exception* e = exception_for(p);
+    std::printf("[gemvtune] %-52s default %-40s %8.2f us, %.3fx the best%s\n", p.name().c_str(), text.c_str(),
+                found->second, ratio, e ? " (exception)" : "");
+    EXPECT_LE(ratio, e ? e->bound : kWithin) << p.name() << ": default " << text << (e ? std::string(", ") + e->why : "");
+    if (!p.recorded_default.empty()) {
+      const double before = p.us.at(p.recorded_default) / p.best();
+      EXPECT_LE(ratio, before + 1e-9) << p.name() << ": default " << text << " slower than the recorded default "
+                                      << p.recorded_default;
+    }
+  }
+  std::printf("[gemvtune] defaults measured in the recorded runs: %d, not measured: %d\n", measured, unmeasured);
+  EXPECT_GE(measured, 90);
+}
+
+TEST(Defaults, ModelStrategyFirstRoundHoldsBothFamilies) {
+  // Where the space holds both families (bf16 and fp16 at M = 2 and 4), the first round holds
+  // configs of each, and is as large as before; elsewhere it is the model's top configs.
+  for (const char* shape_text : {"4096x4096", "1024x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336",
+                                 "128256x4096"})
+    for (DType t : {DType::bf16, DType::f16, DType::f32})
+      for (int m : {1, 2, 4, 8}) {
+        const Shape shape = parse_shape(shape_text);
+        const std::vector<KernelConfig> ranked = rank_by_model(search_space_for(t, shape, m), t, shape, {});
+        std::vector<KernelConfig> first;
+        const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
+          if (first.empty()) first = batch;
+          std::vector<Measured> out;
+          for (const KernelConfig& c : batch) out.push_back({c, true, estimate(c, t, shape, {}).time_us});
+          return out;
+        };
+        run_model_guided(ranked, measure);
+        const std::string what = std::string(shape_text) + " " + std::string(to_string(t)) + " M=" + std::to_string(m);
+        ASSERT_EQ(first.size(), model_initial_count(ranked.size())) << what;
+        std::size_t cc_space = 0, cc_first = 0;
+        for (const KernelConfig& c : ranked) cc_space += c.family == Family::cuda_core;
+        for (const KernelConfig& c : first) cc_first += c.family == Family::cuda_core;
+        if (cc_space > 0 && cc_space < ranked.size()) {
+          EXPECT_GE(cc_first, 1u) << what << ": no CUDA-core config in the first round";
+          EXPECT_GE(first.size() - cc_first, 1u) << what << ": no tensor-core config in the first round";
+          EXPECT_GE(std::min(cc_first, first.size() - cc_first), first.size() / 4) << what;
+        } else {
+          // One family: the first round is the model's top configs, as before.
+          for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], ranked[i]) << what << " #" << i;
+        }
+      }
+}
+
+TEST(Defaults, FirstRoundReservesAFamilyTheModelRanksLast) {
+  // A ranking with every tensor-core config ahead of every CUDA-core one (what the model gives
+  // where it is sure tensor cores win): the first round still measures CUDA-core configs, the
+  // best-ranked of them, and otherwise the model's top tensor-core configs, in model order.
+  const Shape shape = parse_shape("4096x4096");
+  std::vector<KernelConfig> tc, cc;
+  for (const KernelConfig& c : rank_by_model(search_space_for(DType::bf16, shape, 2), DType::bf16, shape, {}))
+    (c.family == Family::tensor_core ? tc : cc).push_back(c);
+  ASSERT_FALSE(tc.empty() || cc.empty());
+  std::vector<KernelConfig> ranked = tc;
+  ranked.insert(ranked.end(), cc.begin(), cc.end());
+  std::vector<KernelConfig> first;
+  run_model_guided(ranked, [&](const std::vector<KernelConfig>& batch) {
+    if (first.empty()) first = batch;
+    std::vector<Measured> out;
+    for (const KernelConfig& c : batch) out.push_back({c, true, 1.0});
+    return out;
+  });
+  const std::size_t n = model_initial_count(ranked.size());
+  const std::size_t reserved = (n + 3) / 4;  // ceil(0.25 n)
+  ASSERT_EQ(first.size(), n);
+  for (std::size_t i = 0; i < n - reserved; ++i) EXPECT_EQ(first[i], tc[i]) << i;
+  for (std::size_t i = 0; i < reserved; ++i) EXPECT_EQ(first[n - reserved + i], cc[i]) << i;
+}

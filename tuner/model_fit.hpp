@@ -1,0 +1,85 @@
+// Fitting the analytic model's constants (include/gemvtune/model.hpp) to measured candidates:
+// offline, deterministic, no GPU. Rows are (config, problem, measured us), from a recorded
+// sweep, a bench --json file or a cache's candidate rows (TuneRecord::candidates).
+//
+// What is fitted: GpuModelParams::cuda_core_issue_share, the share of the fp32 issue rate that
+// the CUDA-core family reaches at M > 1 (the one term that decides between the two kernel
+// families at M = 2 and 4). It is the value on a grid (lo..hi by step) that minimizes the root
+// mean square of log(model us / measured us) over the CUDA-core, dense, M > 1 rows; the first
+// (lowest) value on a tie. Rows the term does not touch (M = 1, tensor cores, quantized) are
+// not used. The shipped value and the data it came from: tuner/model.cpp and docs/tuning.md.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "gemvtune/config.hpp"
+#include "gemvtune/model.hpp"
+
+namespace gemvtune {
+
+// One measured candidate.
+struct FitRow {
+  KernelConfig config;
+  DType dtype = DType::bf16;
+  Shape shape;
+  int m = 1;                    // batch rows of the problem
+  double us = 0;                // measured time per call
+  double ceiling_gbps = 0;      // the run's read ceiling; 0: the base parameters'
+  WeightFormat weights = WeightFormat::dense;
+};
+
+struct IssueShareFit {
+  double share = 0;          // the fitted cuda_core_issue_share
+  double rms_log_error = 0;  // at share, over `rows`
+  std::size_t rows = 0;      // rows used (CUDA-core, dense, M > 1)
+};
+
+// Whether a row informs the CUDA-core issue share.
+inline bool informs_cuda_core_issue_share(const FitRow& r) {
+  return r.m > 1 && r.config.family == Family::cuda_core && r.weights == WeightFormat::dense && r.us > 0;
+}
+
+// RMS of log(model / measured) over the rows that inform the share, with `params`.
+inline double cuda_core_rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params,
+                                      std::size_t* used = nullptr) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const FitRow& r : rows) {
+    if (!informs_cuda_core_issue_share(r)) continue;
+    GpuModelParams p = params;
+    if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
+    const double e = std::log(estimate(r.config, r.dtype, r.shape, p, r.weights).time_us / r.us);
+    sum += e * e;
+    ++n;
+  }
+  if (used) *used = n;
+  return n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+}
+
+// The grid search. With no informing rows, returns base's share and rows = 0.
+inline IssueShareFit fit_cuda_core_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
+                                               double lo = 0.05, double hi = 1.0, double step = 0.01) {
+  IssueShareFit best;
+  best.share = base.cuda_core_issue_share;
+  const auto steps = static_cast<int>(std::floor((hi - lo) / step + 1e-9));
+  for (int i = 0; i <= steps; ++i) {
+    GpuModelParams p = base;
+    p.cuda_core_issue_share = lo + step * i;
+    std::size_t used = 0;
+    const double err = cuda_core_rms_log_error(rows, p, &used);
+    if (used == 0) return best;
+    if (i == 0 || err < best.rms_log_error) best = {p.cuda_core_issue_share, err, used};
+  }
+  return best;
+}
+
+// base with every constant the rows can inform replaced by its fit (today: the CUDA-core
+// issue share).
+inline GpuModelParams fit_model(const std::vector<FitRow>& rows, GpuModelParams base = {}) {
+  const IssueShareFit f = fit_cuda_core_issue_share(rows, base);
+  if (f.rows > 0) base.cuda_core_issue_share = f.share;
+  return base;
+}
+
+}  // namespace gemvtune
