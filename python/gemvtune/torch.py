@@ -5,6 +5,10 @@
 
 * it has a fake (meta) implementation, so ``torch.compile(fullgraph=True)`` traces it as one
   node without a graph break, and an autograd formula;
+* it is registered with ``torch.library.Library`` and an autograd kernel of its own
+  (``register_op``) rather than ``torch.library.custom_op``, whose wrappers cost several
+  microseconds per eager call: an eager call that needs no gradient crosses from the
+  dispatcher into Python once (bench/peers/op_overhead.py, docs/python.md);
 * it launches on ``torch.cuda.current_stream()`` and allocates its output through PyTorch;
 * it is safe inside ``torch.cuda.graph`` capture: a launch allocates, copies and synchronizes
   nothing. Plans (compiled kernels) are cached per (device, M, N, K, dtype) and created on the
@@ -46,12 +50,20 @@ _runtimes = {}  # device index -> Runtime
 _plans = {}  # (device index, m, n, k, dtype) -> Plan, or None where the library refuses the problem
 _warned = set()
 
+_MISSING = object()  # _plans.get default: no entry yet (None is an entry: torch runs the problem)
+
 try:  # the raw cudaStream_t of the current stream as an int, without a Stream object
     from torch._C import _cuda_getCurrentRawStream as _raw_stream
 except ImportError:  # pragma: no cover
 
     def _raw_stream(index):
         return torch.cuda.current_stream(index).cuda_stream
+
+try:  # the current CUDA device, without torch.cuda.current_device()'s lazy-init check (a CUDA tensor
+    # is at hand whenever this is called, so CUDA is initialized)
+    from torch._C import _cuda_getDevice as _current_device
+except ImportError:  # pragma: no cover
+    _current_device = torch.cuda.current_device
 
 
 def configure(cache=None, *, kernel_store=None, split_k=False, pdl=True):
@@ -100,10 +112,7 @@ def plan_for(device, m, n, k, dtype):
 
 
 def _lookup(key):
-    """The plan for this call, or None to fall back to torch."""
-    plan = _plans.get(key, _plans)
-    if plan is not _plans:
-        return plan
+    """The plan for a call whose key is not in _plans yet, or None to fall back to torch."""
     index, m, n, k, name = key
     if torch.cuda.is_current_stream_capturing():
         if key not in _warned:
@@ -117,50 +126,63 @@ def _lookup(key):
 
 
 def _linear(x, weight):
-    """The op's CUDA work: y = x W^T through a gemvtune plan, or torch where gemvtune cannot.
-    Kept lean: in eager decode this Python is the whole host cost of a call."""
-    name = _DTYPES.get(x.dtype)
-    if name is None or not x.is_cuda or weight.dtype != x.dtype or weight.dim() != 2 or x.dim() == 0:
+    """The op's work: y = x W^T through a gemvtune plan, or torch where gemvtune cannot.
+    Kept lean: in eager decode this Python is the whole host cost of a call (each tensor
+    attribute or method here costs about 0.1 us, a view or an allocation about 1 us, the
+    ctypes launch about 1 us)."""
+    dtype = x.dtype
+    name = _DTYPES.get(dtype)
+    if name is None or not x.is_cuda or weight.dtype is not dtype:
         return F.linear(x, weight)
-    n, k = weight.shape
+    shape, xshape = weight.shape, x.shape
+    xdim = len(xshape)
+    if len(shape) != 2 or xdim == 0:
+        return F.linear(x, weight)
+    n, k = shape
+    ld, step = weight.stride()
     index = x.get_device()
-    if (weight.get_device() != index or x.shape[-1] != k or weight.stride(1) != 1 or weight.stride(0) < k
-            or n == 0 or k == 0):
+    if step != 1 or ld < k or n == 0 or k == 0 or xshape[-1] != k or weight.get_device() != index:
         return F.linear(x, weight)
-    x2 = x if x.dim() == 2 else x.reshape(-1, k)
-    m = x2.shape[0]
-    if m == 0:
-        return F.linear(x, weight)
-    if x2.stride(1) != 1 or (m > 1 and x2.stride(0) < k):  # elements contiguous, rows not overlapping
-        x2 = x2.contiguous()
-    plan = _lookup((index, m, n, k, name))
+    if xdim == 1:  # one row: no 2-D view
+        m, x2, ldx = 1, x, k
+        if x.stride(0) != 1:
+            x2 = x.contiguous()
+    else:
+        x2 = x if xdim == 2 else x.reshape(-1, k)
+        m = xshape[0] if xdim == 2 else x2.shape[0]
+        if m == 0:
+            return F.linear(x, weight)
+        ldx, step = x2.stride()
+        if step != 1 or (m > 1 and ldx < k):  # elements contiguous, rows not overlapping
+            x2 = x2.contiguous()
+            ldx = k
+    key = (index, m, n, k, name)
+    plan = _plans.get(key, _MISSING)
+    if plan is _MISSING:
+        plan = _lookup(key)
     if plan is None:
         return F.linear(x, weight)
-    y = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    switch = torch.cuda.current_device() != index
-    if switch:  # the launch uses the current context, which must be the tensors' device's
-        previous = torch.cuda.current_device()
-        torch.cuda.set_device(index)
-    try:
+    # y in its final shape (no view afterwards); sizes as separate ints, which torch parses
+    # faster than a tuple
+    y = x.new_empty(n) if xdim == 1 else x.new_empty(m, n) if xdim == 2 else x.new_empty(*xshape[:-1], n)
+    if _current_device() == index:
         if m == 1:
-            status = _lib.gemvtune_plan_launch(plan._handle, weight.data_ptr(), x2.data_ptr(), y.data_ptr(),
-                                               weight.stride(0), _raw_stream(index))
+            status = _lib.gemvtune_plan_launch(plan._handle, weight.data_ptr(), x2.data_ptr(), y.data_ptr(), ld,
+                                               _raw_stream(index))
             if status:
                 raise _capi.error(status)
         else:
-            plan.launch(weight, x2, y, _raw_stream(index), ld=weight.stride(0), ldx=x2.stride(0), ldy=n)
+            plan.launch(weight, x2, y, _raw_stream(index), ld=ld, ldx=ldx, ldy=n)
+        return y
+    previous = _current_device()  # the launch uses the current context, which must be the tensors' device's
+    torch.cuda.set_device(index)
+    try:
+        plan.launch(weight, x2, y, _raw_stream(index), ld=ld, ldx=ldx, ldy=n, m=m)
     finally:
-        if switch:
-            torch.cuda.set_device(previous)
-    return y if x.dim() == 2 else y.view(*x.shape[:-1], n)
+        torch.cuda.set_device(previous)
+    return y
 
 
-@torch.library.custom_op("gemvtune::linear", mutates_args=())
-def _linear_op(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    return _linear(x, weight)
-
-
-@_linear_op.register_fake
 def _linear_fake(x, weight):
     torch._check(weight.dim() == 2, lambda: f"gemvtune::linear: weight must be 2-D, got {weight.dim()}-D")
     torch._check(x.dim() >= 1, lambda: "gemvtune::linear: x must have at least one dimension")
@@ -184,16 +206,86 @@ def _backward(ctx, grad):
     return grad_x, grad_w
 
 
-_linear_op.register_autograd(_backward, setup_context=_setup_context)
+_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_AFTER_AUTOGRAD_RAW = _AFTER_AUTOGRAD.raw_repr()
+# Dispatch key sets, below autograd, of calls whose kernel is the implementation itself: dense
+# CPU or CUDA tensors with no mode (fake, proxy, functionalization, a TorchDispatchMode) and no
+# tensor subclass on the way. Any other call is redispatched through the dispatcher.
+_DIRECT_KEYSETS = frozenset(torch._C.DispatchKeySet(key).raw_repr()
+                            for key in (torch._C.DispatchKey.CPU, torch._C.DispatchKey.CUDA))
+
+
+def _redispatch(op, keyset, x, weight):
+    """A call of op that the autograd kernel leaves to the dispatcher, below autograd (as
+    torch.library's own autograd kernel does)."""
+    with torch._C._AutoDispatchBelowAutograd():
+        return op.redispatch(keyset & _AFTER_AUTOGRAD, x, weight)
+
+
+def register_op(library, name, implementation, fake, setup_context, backward):
+    """Defines ``library.ns::name(Tensor x, Tensor weight) -> Tensor`` and returns its OpOverload.
+
+    Lower-level than ``torch.library.custom_op``, for a cheaper eager call (a third of its
+    dispatcher cost: bench/peers/op_overhead.py): ``implementation`` is the CompositeExplicitAutograd
+    kernel (every device), ``fake`` the fake (meta) implementation that torch.compile traces,
+    and the autograd kernel is ours rather than torch.library.register_autograd's: where no
+    input needs a gradient and the call carries plain CPU or CUDA tensors it calls
+    ``implementation`` at once, with no second trip through the dispatcher; where one does it
+    applies an autograd.Function of ``setup_context`` and ``backward`` (the signatures of
+    torch.library.register_autograd's); anything else (fake or meta tensors, modes, subclasses)
+    is redispatched below autograd as torch's own kernel would."""
+    qualname = f"{library.ns}::{name}"
+    library.define(f"{name}(Tensor x, Tensor weight) -> Tensor", tags=(torch.Tag.pt2_compliant_tag,))
+    library.impl(name, implementation, "CompositeExplicitAutograd")
+    torch.library.register_fake(qualname, fake, lib=library)
+    op = getattr(getattr(torch.ops, library.ns), name).default
+    below_autograd = torch._C._AutoDispatchBelowAutograd
+    grad_enabled = torch._C.is_grad_enabled
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(x, weight):
+            with below_autograd():
+                return op(x, weight)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            setup_context(ctx, inputs, output)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return backward(ctx, grad)
+
+    Function.__name__ = Function.__qualname__ = f"{library.ns}_{name}_backward"
+
+    def autograd_kernel(keyset, x, weight):
+        if grad_enabled() and (x.requires_grad or weight.requires_grad):
+            return Function.apply(x, weight)
+        if keyset.raw_repr() & _AFTER_AUTOGRAD_RAW in _DIRECT_KEYSETS:
+            return implementation(x, weight)
+        return _redispatch(op, keyset, x, weight)
+
+    library.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+    return op
+
+
+_Tensor = torch.Tensor
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_compiling = torch.compiler.is_compiling
+_grad_enabled = torch._C.is_grad_enabled
+_library = torch.library.Library("gemvtune", "FRAGMENT")  # kept: the registrations live as long as it
+_op = register_op(_library, "linear", _linear, _linear_fake, _setup_context, _backward)
 
 
 def linear(x, weight, bias=None):
     """y = x W^T (+ bias), as torch.nn.functional.linear, through gemvtune where it can (see the
-    module's docstring for where it falls back to torch). Under torch.compile, and where
-    autograd needs it, this calls the registered op ``torch.ops.gemvtune.linear``; in plain
-    eager inference it calls the same implementation without the dispatcher's overhead."""
-    if torch.compiler.is_compiling() or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
-        y = torch.ops.gemvtune.linear(x, weight)
+    module's docstring for where it falls back to torch). In plain eager inference (no gradient
+    needed, x a plain tensor, no TorchDispatchMode such as FakeTensorMode active) it calls the
+    implementation without the dispatcher; otherwise (torch.compile, autograd, fake tensors,
+    tracing) the registered op ``torch.ops.gemvtune.linear``."""
+    if (_compiling() or type(x) is not _Tensor or _dispatch_modes()
+            or (_grad_enabled() and (x.requires_grad or weight.requires_grad))):
+        y = _op(x, weight)
     else:
         y = _linear(x, weight)
     return y if bias is None else y + bias

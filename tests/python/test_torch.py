@@ -58,6 +58,104 @@ def test_fake_tensor_shapes(torch, gt):
     assert tuple(y.shape) == (2, 3, 1024)
 
 
+def test_fake_impl_is_the_ops_own(torch, gt):
+    """The op's fake implementation is registered and is what fake tensors run: its own checks
+    answer a bad shape (without it, FakeTensorMode would run the CompositeExplicitAutograd
+    kernel on meta tensors and torch's message would come instead), and fake CUDA tensors (no
+    GPU needed) go through it, not through the eager fast path, which would launch."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    assert torch._C._dispatch_has_kernel_for_dispatch_key("gemvtune::linear", "Meta")
+    assert torch.Tag.pt2_compliant_tag in torch.ops.gemvtune.linear.default.tags
+    with FakeTensorMode():
+        with pytest.raises(RuntimeError, match="gemvtune::linear: x has 5 features, weight has 64"):
+            torch.ops.gemvtune.linear(torch.empty(1, 5), torch.empty(16, 64))
+    try:
+        with FakeTensorMode():
+            x = torch.empty(1, 4096, device="cuda", dtype=torch.bfloat16)
+    except (RuntimeError, AssertionError) as e:
+        pytest.skip(f"this torch cannot make fake CUDA tensors: {e}")
+    for grad in (False, True):
+        with FakeTensorMode(), torch.set_grad_enabled(grad):
+            x = torch.empty(1, 4096, device="cuda", dtype=torch.bfloat16)
+            w = torch.empty(1024, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=grad)
+            layer = gt.Linear(4096, 8, device="cuda", dtype=torch.bfloat16)
+            for y in (torch.ops.gemvtune.linear(x, w), gt.linear(x[0], w), layer(x)):
+                assert y.device.type == "cuda" and y.shape[-1] in (1024, 8)
+
+
+def test_op_stays_one_node_and_honours_modes(torch, gt):
+    """Tracing (make_fx over fake tensors) records the op as one node, and a TorchDispatchMode
+    sees it: the eager fast path of the op's autograd kernel leaves modes to the dispatcher."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    graph = make_fx(lambda x, w: torch.ops.gemvtune.linear(x, w) * 2, tracing_mode="fake")(
+        torch.randn(1, 8), torch.randn(4, 8))
+    targets = [str(node.target) for node in graph.graph.nodes if node.op == "call_function"]
+    assert targets.count("gemvtune.linear.default") == 1, targets
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    w, x = _operands(torch, 16, 8, torch.float32, "cpu")
+    for context in (torch.no_grad, torch.enable_grad):
+        with context(), Seen() as seen:
+            y = torch.ops.gemvtune.linear(x, w)
+        assert "gemvtune.linear.default" in seen.ops
+        torch.testing.assert_close(y, torch.nn.functional.linear(x, w))
+
+
+def _count_redispatches(monkeypatch, gt):
+    calls = []
+    redispatch = gt._redispatch
+
+    def counted(*args):
+        calls.append(args[1])
+        return redispatch(*args)
+
+    monkeypatch.setattr(gt, "_redispatch", counted)
+    return calls
+
+
+def test_eager_calls_skip_the_second_dispatch(torch, gt, monkeypatch):
+    """An eager call that needs no gradient runs the implementation from the autograd kernel
+    (one trip into Python); meta tensors and modes are redispatched below autograd."""
+    calls = _count_redispatches(monkeypatch, gt)
+    w, x = _operands(torch, 16, 8, torch.float32, "cpu")
+    for context in (torch.no_grad, torch.enable_grad):
+        with context():
+            torch.testing.assert_close(torch.ops.gemvtune.linear(x, w), torch.nn.functional.linear(x, w))
+    assert calls == [], "plain CPU tensors take the direct path"
+    assert torch.ops.gemvtune.linear(x.to("meta"), w.to("meta")).shape == (16,)
+    assert len(calls) == 1
+
+
+def test_op_autograd_and_inference_mode(torch, gt):
+    """The op itself (not only gt.linear): gradients of both inputs, second order, and the
+    no-gradient paths (grad mode on with no input needing one, no_grad, inference_mode)."""
+    w, x = _operands(torch, 6, 5, torch.float64, "cpu")
+    xs = x.repeat(2, 3, 1).requires_grad_()
+    ws = w.clone().requires_grad_()
+    assert torch.autograd.gradcheck(torch.ops.gemvtune.linear, (xs, ws))
+    assert torch.autograd.gradgradcheck(torch.ops.gemvtune.linear, (xs, ws))
+    torch.library.opcheck(torch.ops.gemvtune.linear.default, (xs, ws))
+    expected = torch.nn.functional.linear(x, w)
+    for context in (torch.enable_grad, torch.no_grad, torch.inference_mode):
+        with context():
+            y = torch.ops.gemvtune.linear(x, w)
+            assert not y.requires_grad
+            torch.testing.assert_close(y, expected)
+    with torch.no_grad():
+        assert not torch.ops.gemvtune.linear(x, ws).requires_grad
+
+
 def test_autograd_matches_torch(torch, gt):
     w, x = _operands(torch, 12, 8, torch.float64, "cpu")
     xs = x.repeat(3, 1).requires_grad_()
@@ -242,6 +340,18 @@ def test_compile_fullgraph_on_gpu_matches_eager(torch_cuda, gt):
         compiled = torch.compile(model, fullgraph=True)
         _close(torch, compiled(x), expected)
         _close(torch, compiled(x), expected)  # and again, from the compiled graph
+
+
+def test_eager_gpu_calls_skip_the_second_dispatch(torch_cuda, gt, monkeypatch):
+    """The op's cheap eager path on CUDA tensors: no redispatch below autograd (the dispatch
+    key set of plain CUDA tensors is the one the autograd kernel recognises)."""
+    torch = torch_cuda
+    calls = _count_redispatches(monkeypatch, gt)
+    w, x = _operands(torch, 1024, 4096, torch.bfloat16, "cuda")
+    with torch.no_grad():
+        _close(torch, torch.ops.gemvtune.linear(x, w), torch.nn.functional.linear(x, w))
+    _close(torch, torch.ops.gemvtune.linear(x[None], w), torch.nn.functional.linear(x[None], w))
+    assert calls == [], f"redispatched with key sets {calls}"
 
 
 def test_opcheck_on_gpu(torch_cuda, gt):
