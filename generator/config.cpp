@@ -18,6 +18,8 @@ constexpr int kMaxBytesInFlightPerThread = 128;
 // Tensor cores: each lane holds two rows (g and g+8) of every 16-row tile, so twice the CUDA
 // cores' budget: r2 u4 (256 B) compiled to ~178 registers without spilling.
 constexpr int kMaxBytesInFlightPerThreadTc = 256;
+// Static shared memory of one block (without the opt-in to more, which needs dynamic memory).
+constexpr int kMaxStaticSharedBytes = 48 * 1024;
 // CUDA cores at m > 1: one fp32 accumulator per (row, batch row) held through the loop.
 constexpr int kMaxAccumulators = 32;
 
@@ -149,24 +151,40 @@ void check_batch(std::int64_t m) {
     throw InvalidArgument("batch M=" + std::to_string(m) + " is outside 1.." + std::to_string(kMaxBatch));
 }
 
+std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, WeightFormat weights) {
+  if (!is_quantized(weights)) return std::nullopt;
+  const std::string f(to_string(weights));
+  const bool tc = c.family == Family::tensor_core;
+  if (tc && weights != WeightFormat::int4_g128)
+    return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
+  if (tc && t == DType::f32) return "the int4 tensor-core family takes bf16 or fp16 activations, not fp32";
+  // The int4 tensor-core kernel keeps its chunks in flight in shared memory: per warp a ring
+  // of unroll + 1 stages of 1 KB per tile, and 512 bytes per tile and 8 batch rows for the
+  // block's finish; all of it static, so at most 48 KB per block (templates/gemv_qtc.cu).
+  if (tc) {
+    const int n_tiles = (c.m_tile + 7) / 8;
+    const int bytes = c.warps() * c.rows_per_warp * ((c.unroll + 1) * 1024 + n_tiles * 512);
+    if (bytes > kMaxStaticSharedBytes - 1024)
+      return "int4 on tensor cores: " + std::to_string(c.warps()) + " warps x " + std::to_string(c.rows_per_warp) +
+             " tiles x (unroll " + std::to_string(c.unroll) + " + 1) KB of ring need " + std::to_string(bytes) +
+             " bytes of shared memory, more than a block's static " + std::to_string(kMaxStaticSharedBytes / 1024) +
+             " KB";
+  }
+  if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
+  if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
+  if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
+  return std::nullopt;
+}
+
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m,
                                            WeightFormat weights) {
   if (auto why = why_invalid(c)) return why;
   if (m < 1 || m > c.m_tile)
     return "batch M=" + std::to_string(m) + " is outside the config's m tile 1.." + std::to_string(c.m_tile);
   if (is_quantized(weights)) {
+    if (auto why = why_invalid_weights(c, t, weights)) return why;
     const std::string f(to_string(weights));
     const bool tc = c.family == Family::tensor_core;
-    if (tc && weights != WeightFormat::int4_g128)
-      return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
-    if (tc && t == DType::f32) return "the int4 tensor-core family takes bf16 or fp16 activations, not fp32";
-    // Each tile-chunk in flight holds 2 x 16 bytes of packed weights and, once unpacked, four
-    // times as many registers: 4 tiles with more than one chunk in flight spilled (ptxas, sm_90).
-    if (tc && c.rows_per_warp == 4 && c.unroll > 1)
-      return "int4 on tensor cores: 4 tiles per warp take unroll 1 (more spills registers)";
-    if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
-    if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
-    if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
     if (is_int4(weights) && s.k % group_size(weights) != 0)
       return "K=" + std::to_string(s.k) + " is not a multiple of the group size " +
              std::to_string(group_size(weights)) + " of " + f;

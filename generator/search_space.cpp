@@ -91,9 +91,12 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
   if (is_quantized(weights)) {
     add_quantized(m, out);
     // int4g128 on tensor cores (templates/gemv_qtc.cu) for bf16/fp16: the knobs of the dense
-    // tensor-core family.
+    // tensor-core family, where the kernel's ring of chunks fits in shared memory.
     if (weights == WeightFormat::int4_g128 && t != DType::f32) add_batched(t, m, Family::tensor_core, out);
-    return out;
+    std::vector<KernelConfig> runnable;
+    for (const KernelConfig& c : out)
+      if (!why_invalid_weights(c, t, weights)) runnable.push_back(c);
+    return runnable;
   }
   if (m > 1) {
     if (t == DType::f32 || m <= kMaxCudaCoreBatch) add_batched(t, m, Family::cuda_core, out);

@@ -136,10 +136,11 @@ for step in "$@"; do
         echo "== profile $n: $shape $weights $config M=${batch:-1}"
         ncu --clock-control none --kernel-name regex:gemv --launch-skip 2 --launch-count 1 \
           --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-          --section SchedulerStats --section MemoryWorkloadAnalysis \
+          --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+          --metrics "$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle not_selected selected no_instruction dispatch_stall tex_throttle barrier branch_resolving | sed 's/,$//')" \
           "$G" run --shape "$shape" --weights "$weights" --config "$config" --batch "${batch:-1}" > "$OUT/profile_$n.txt" 2>&1
         echo "ncu exit $?"
-        grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Issued Ipc|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|graph:" "$OUT/profile_$n.txt" | head -30
+        grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Issued Ipc|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|graph:|issue_stalled|Issue Slots Busy|Executed Ipc A" "$OUT/profile_$n.txt" | head -45
       done ;;
     quantsanitizer)
       GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-29} compute-sanitizer --tool memcheck --error-exitcode 9 \

@@ -12,7 +12,7 @@
 // weight, with the tensor pipe under half busy even though seven of the eight columns are idle
 // at m = 1.
 //
-// Loads without shared memory, as in gemv_tc.cu: lane (g = lane / 4, t = lane % 4) owns rows g
+// Lane (g = lane / 4, t = lane % 4) owns rows g
 // and g + 8 of a 16-row tile and reads 16 bytes of each, the 32 weights at K offset 32 t of a
 // 128-element chunk, which is one int4g128 group: the four lanes of a row cover the group, so
 // every mma sums one group only and the group's scale applies to its result. The mma's K order
@@ -24,8 +24,15 @@
 // fp16, both exact), so the mma yields D = B sum x + sum q x over the group. A second mma with
 // A = 1 yields sum x; the group adds s (D - (B + z) sum x) = s sum (q - z) x to the result.
 //
+// Bytes in flight without registers: weights go global -> shared memory by cp.async (16 bytes
+// per lane, L2 evict-first under the streaming hint), GEMV_UNROLL chunks ahead of the one being
+// consumed, in a ring of GEMV_UNROLL + 1 stages per warp. A lane reads back only what it copied
+// itself, so cp.async.wait_group is the only synchronization. The first version kept the chunks
+// in flight in registers: ptxas gave it 172-255 registers per thread, 8 warps per SM, 40% of
+// the read ceiling (Nsight Compute, bench/results/raw/0d0e147_h200_ncu_1.txt).
+//
 // Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share a row set
-// and take turns along K in runs of GEMV_UNROLL chunks; gridDim.y blocks split K.
+// and take chunks in turn along K; gridDim.y blocks split K.
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -101,9 +108,13 @@ __device__ __forceinline__ void qtc_mma(float* d, unsigned a0, unsigned a1, unsi
 #endif
 }
 
-// Nibbles i and i + 4 of w as a pair of 16-bit values B + q.
-__device__ __forceinline__ unsigned qtc_pair(unsigned w, int i) {
-  return ((w >> (4 * i)) & 0x000F000Fu) | GEMV_QTC_BIAS;
+// Nibbles i and i + 4 of w as a pair of 16-bit values B + q: one LOP3 ((w >> 4i) & mask) | bias
+// with mask = 0x000F000F and bias = GEMV_QTC_BIAS in registers (as C, with two immediates, it
+// compiles to two LOP3s).
+__device__ __forceinline__ unsigned qtc_pair(unsigned w, int i, unsigned mask, unsigned bias) {
+  unsigned r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(w >> (4 * i)), "r"(mask), "r"(bias));
+  return r;
 }
 
 // X's pairs in the weights' K order for one 16-byte load (8 elements of one batch row):
@@ -115,11 +126,33 @@ __device__ __forceinline__ void qtc_x_pairs(const uint4& v, unsigned* xp) {
   xp[3] = __byte_perm(v.y, v.w, 0x7632);
 }
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+// ---- cp.async: 16 bytes global -> shared, completion tracked per thread in commit groups ----
+__device__ __forceinline__ unsigned qtc_shared_address(const void* p) {
+  unsigned a;
+  asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void qtc_copy16(unsigned dst, const void* src, unsigned long long policy) {
+#if GEMV_STREAMING
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "l"(policy)
+               : "memory");
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
+__device__ __forceinline__ void qtc_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void qtc_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;
-  constexpr int CHUNK = GEMV_QTC_CHUNK;
+  constexpr int CHUNK = GEMV_QTC_CHUNK, STAGES = U + 1;
+  // ring[warp][stage][tile][row half][lane]: one chunk of a tile is 2 x 32 x 16 = 1 KB.
+  __shared__ __align__(16) uint4 ring[GEMV_WARPS][STAGES][R][2][32];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int kw = warp % KW, row_group = warp / KW;
@@ -131,26 +164,59 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
   const int ke = min(k, kb + per_split);
   const int chunks = (ke - kb) / CHUNK;  // K is a multiple of the group: no partial chunk
-  const long long groups_per_row = k / CHUNK;
+  // This warp's chunks: kw, kw + KW, ...
+  const int mine = row0 < n && kw < chunks ? (chunks - kw + KW - 1) / KW : 0;
+  const int groups_per_row = k / CHUNK;
 
-  // Rows g and g + 8 of each tile; rows past N read row N-1 and are never written.
-  QuantRow qr[R][2];
-  const unsigned char* wr[R][2];
+  // Rows g and g + 8 of each tile; rows past N read row N-1 and are never written. Pointers
+  // at this lane's first chunk: weights at K offset 32 t, the groups' scales and zeros.
+  const unsigned char* wp[R][2];
+  // Scales and zeros: lane t of a row quad loads one of the four factors its quad needs
+  // (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8)
+  // and the quad shares them by shuffles: one load per tile and chunk instead of four.
+  const elem_t* fp[R];
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      qr[i][h] = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
-      wr[i][h] = qr[i][h].q + q_byte(kb + 32 * t);
+      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
+      wp[i][h] = qr.q + q_byte(kb + kw * CHUNK + 32 * t);
+      if (h == t / 2)
+        fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * groups_per_row +
+                (kb + kw * CHUNK) / CHUNK;
     }
-  // Batch row 8 nt + g of X; rows at or past m feed zeros (warp-divergent loads, uniform mma).
+  constexpr int W_STEP = CHUNK * KW / 2, G_STEP = KW;  // bytes of weights, groups per chunk of mine
+  // Batch row 8 nt + g of X, or row m - 1 past the batch: its columns of D are never written,
+  // and every lane loads, so no lane idles on a predicate.
   const elem_t* xr[NT];
-  bool xok[NT];
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    xok[nt] = 8 * nt + g < m;
-    xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + 32 * t;
-  }
+  for (int nt = 0; nt < NT; ++nt) xr[nt] = x + min(8 * nt + g, m - 1) * ldx + kb + kw * CHUNK + 32 * t;
+
+  // The mma's constant operands, kept in registers for the whole loop: made from m so that the
+  // compiler cannot rematerialize them (it did, at four moves per ones-mma).
+  const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
+  const unsigned ones0 = GEMV_QTC_ONES | opaque, ones1 = GEMV_QTC_ONES | (opaque << 1),
+                 ones2 = GEMV_QTC_ONES | (opaque << 2), ones3 = GEMV_QTC_ONES | (opaque << 3);
+  const unsigned bias = GEMV_QTC_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
+  unsigned long long policy = 0;
+#if GEMV_STREAMING
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  const unsigned ring_lane = qtc_shared_address(&ring[warp][0][0][0][lane]);
+  constexpr unsigned STAGE_BYTES = R * 2 * 32 * 16, HALF_BYTES = 32 * 16;
+  // Chunk j of mine into its stage; a group is committed even when empty, so that
+  // wait_group<U> always means "chunk j has arrived".
+  const auto issue = [&](int j, int stage) {
+    if (j < mine) {
+      const unsigned dst = ring_lane + stage * STAGE_BYTES;
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          qtc_copy16(dst + (i * 2 + h) * HALF_BYTES, wp[i][h] + static_cast<long long>(j) * W_STEP, policy);
+    }
+    qtc_commit();
+  };
 
   float acc[R][NT][4];
 #pragma unroll
@@ -160,90 +226,104 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[i][nt][j] = 0.f;
 
-  // One chunk (group) of this warp's tiles: weights wv, their groups' factors gv.
-  const auto consume = [&](const uint4 (*wv)[2], const QuantGroup (*gv)[2], int c) {
+#if GEMV_PDL
+  allow_next_grid();  // see gemv.cu: successors fill free slots while this grid drains
+#endif
+#pragma unroll
+  for (int j = 0; j < U; ++j) issue(j, j);
+  // The rows' scales and zeros for this split, asked of L2 now: they are read one chunk ahead
+  // of their use, which hides an L2 hit but not a first touch of HBM.
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    for (int b = 0; b < (mine * G_STEP) * GEMV_ESIZE; b += 128)
+      prefetch_l2(reinterpret_cast<const char*>(fp[i]) + b);
+  wait_for_previous_grid();  // x may be the previous grid's output
+
+  // X of chunk j, loaded one chunk ahead of its use: the warps of a block reach a chunk
+  // together, and the first of them to read its lines waits for L2.
+  uint4 x_next[NT][4];
+  const auto load_x_chunk = [&](int j) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) x_next[nt][q] = load_x(xr[nt] + static_cast<long long>(j) * (CHUNK * KW) + 8 * q);
+  };
+  if (mine > 0) load_x_chunk(0);
+
+  // This lane's factor of each tile for chunk j, loaded one chunk ahead of its use.
+  unsigned f_next[R];
+  const auto load_factors = [&](int j) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) f_next[i] = load_elem_bits(fp[i] + j * G_STEP);
+  };
+  if (mine > 0) load_factors(0);
+
+  // Stages of chunk j (consumed now) and of chunk j + U (issued now), kept as counters.
+  for (int j = 0, stage = 0, ahead = U; j < mine; ++j, stage = stage == U ? 0 : stage + 1, ahead = ahead == U ? 0 : ahead + 1) {
+    issue(j + U, ahead);
+    qtc_wait<U>();  // chunk j is in this lane's part of the ring
+    float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const float f = elem_bits_to_float(f_next[i]);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
+        bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+      }
+    }
+    uint4 xv[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) xv[nt][q] = x_next[nt][q];
+    if (j + 1 < mine) {
+      load_factors(j + 1);
+      load_x_chunk(j + 1);
+    }
+    uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][stage][i][h][lane];
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      const uint4 zero = make_uint4(0, 0, 0, 0);
       float xs[4] = {0.f, 0.f, 0.f, 0.f};  // sum of x over the group (the D of A = 1)
       float d[R][4];
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) d[i][j] = 0.f;
+        for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
+      // One accumulator chain per tile: splitting it in two (the first and second mma of each
+      // word) raised registers by a third and measured the same (28672x4096, H200).
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {  // word q of each lane's load: 8 weights per row
-        const uint4 xv = xok[nt] ? load_x(xr[nt] + c * CHUNK + 8 * q) : zero;
+      for (int q = 0; q < 4; ++q) {  // word q of each lane's 16 bytes: 8 weights per row
         unsigned xp[4];
-        qtc_x_pairs(xv, xp);
-        qtc_mma(xs, GEMV_QTC_ONES, GEMV_QTC_ONES, GEMV_QTC_ONES, GEMV_QTC_ONES, xp[0], xp[1]);
-        qtc_mma(xs, GEMV_QTC_ONES, GEMV_QTC_ONES, GEMV_QTC_ONES, GEMV_QTC_ONES, xp[2], xp[3]);
+        qtc_x_pairs(xv[nt][q], xp);
+        qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
+        qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
 #pragma unroll
         for (int i = 0; i < R; ++i) {
           const unsigned lo = q == 0 ? wv[i][0].x : q == 1 ? wv[i][0].y : q == 2 ? wv[i][0].z : wv[i][0].w;
           const unsigned hi = q == 0 ? wv[i][1].x : q == 1 ? wv[i][1].y : q == 2 ? wv[i][1].z : wv[i][1].w;
-          qtc_mma(d[i], qtc_pair(lo, 0), qtc_pair(hi, 0), qtc_pair(lo, 1), qtc_pair(hi, 1), xp[0], xp[1]);
-          qtc_mma(d[i], qtc_pair(lo, 2), qtc_pair(hi, 2), qtc_pair(lo, 3), qtc_pair(hi, 3), xp[2], xp[3]);
+          qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
+                  qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
+          qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
+                  qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
         }
       }
-      // D fragment j: row g + 8 (j / 2) of the tile, batch row 8 nt + 2 t + j % 2.
+      // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group adds
+      // s (D - (B + z) sum x) = s sum (q - z) x.
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const QuantGroup& q = gv[i][j / 2];
-          const float s = elem_to_float(q.scale), z = elem_to_float(q.zero);
-          acc[i][nt][j] = fmaf(s, fmaf(-(GEMV_QTC_BIAS_F + z), xs[j], d[i][j]), acc[i][nt][j]);
+        for (int e = 0; e < 4; ++e) {
+          if (GEMV_M_TILE == 1 && e % 2 == 1) continue;  // batch row 2 t + 1: never written
+          acc[i][nt][e] = fmaf(s[i][e / 2], fmaf(-bz[i][e / 2], xs[e], d[i][e]), acc[i][nt][e]);
         }
     }
-  };
-
-  bool waited = !GEMV_PDL;
-#if GEMV_PDL
-  allow_next_grid();  // see gemv.cu: successors fill free slots while this grid drains
-#endif
-  const bool active = row0 < n;
-
-  // Runs of U consecutive chunks per warp, the warps of a row set taking turns (gemv_tc.cu).
-  const int runs = chunks / U;
-  if (active) {
-    for (int run = kw; run < runs; run += KW) {
-      const int c0 = run * U;
-      uint4 wv[U][R][2];
-      QuantGroup gv[U][R][2];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            wv[u][i][h] = load_weights(reinterpret_cast<const elem_t*>(wr[i][h] + q_byte((c0 + u) * CHUNK)));
-            gv[u][i][h] = q_group(qr[i][h], groups_per_row, (kb + (c0 + u) * CHUNK) / CHUNK);
-          }
-      if (!waited) {
-        wait_for_previous_grid();
-        waited = true;
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) consume(wv[u], gv[u], c0 + u);
-    }
   }
-  if (!waited) wait_for_previous_grid();
-  if (active) {
-    // Fewer than U chunks left after the runs: one at a time, spread over the warps.
-    for (int c = runs * U + kw; c < chunks; c += KW) {
-      uint4 wv[R][2];
-      QuantGroup gv[R][2];
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          wv[i][h] = load_weights(reinterpret_cast<const elem_t*>(wr[i][h] + q_byte(c * CHUNK)));
-          gv[i][h] = q_group(qr[i][h], groups_per_row, (kb + c * CHUNK) / CHUNK);
-        }
-      consume(wv, gv, c);
-    }
-  }
+  qtc_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)
 #if !GEMV_PDL
   allow_next_grid();
 #endif

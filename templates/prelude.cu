@@ -448,6 +448,20 @@ __device__ __forceinline__ QuantGroup q_group(const QuantRow& r, long long group
   q.zero = __ldg(static_cast<const elem_t*>(r.zeros) + i);
   return q;
 }
+// One 16-bit scale or zero, read-only, zero-extended into a 32-bit register (a u16 load into a
+// 16-bit variable costs a byte permute to merge it), and its value.
+__device__ __forceinline__ unsigned load_elem_bits(const elem_t* p) {
+  unsigned v;
+  asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float elem_bits_to_float(unsigned v) {
+#if GEMV_DTYPE == 2
+  return __uint_as_float(v << 16);
+#else
+  return elem_to_float(static_cast<elem_t>(v));
+#endif
+}
 // Adds one group's share to acc: dot = sum v x and xs = sum x over the group's elements here.
 __device__ __forceinline__ float q_group_apply(const QuantGroup& q, float dot, float xs, float acc) {
   const float scale = elem_to_float(q.scale), zero = elem_to_float(q.zero);

@@ -93,6 +93,16 @@ INSTANTIATE_TEST_SUITE_P(Formats, QuantGpu,
                                   std::to_string(std::get<2>(info.param));
                          });
 
+// Two batch tiles of the int4 tensor-core family (m tile 9..16: the second n8 tile).
+INSTANTIATE_TEST_SUITE_P(TwoBatchTiles, QuantGpu,
+                         ::testing::Combine(::testing::Values(WeightFormat::int4_g128),
+                                            ::testing::Values(DType::bf16, DType::f16), ::testing::Values(13)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" +
+                                  std::string(to_string(std::get<1>(info.param))) + "_M" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
 // What the family cannot read is refused with a message naming it, before any launch.
 TEST(QuantOperands, RefusedWithClearErrors) {
   GEMVTUNE_REQUIRE_GPU();
