@@ -28,6 +28,10 @@ struct StrategyOptions {
   double budget_fraction = 0.15;   // model: hard cap on the share of the space measured
 };
 
+// The options for a space of space_size configs and a problem of bytes_per_call: the defaults,
+// with the first round and budget capped in configs for a problem of at most a few MB.
+StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call);
+
 struct StrategyResult {
   std::vector<Measured> measured;   // every config measured, in measuring order, no repeats
   std::optional<std::size_t> best;  // index into measured of the fastest passing config

@@ -75,4 +75,20 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
   return out;
 }
 
+// The model strategy's shares of the space. A small problem (a few MB per call) runs for a few
+// microseconds, mostly launch and latency, so its candidates differ less and each costs far
+// more to compile (about 40 ms of a 16-core machine) than to time: its first round and budget
+// are capped in configs, which keeps a 1 MB shape's tune to about 80 NVRTC compiles instead of
+// a few hundred (5.3 s on the H200 machine, issue 14's bar is 3 s).
+constexpr double kSmallProblemBytes = 4e6;
+constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80;
+StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call) {
+  StrategyOptions o;
+  if (bytes_per_call > kSmallProblemBytes || space_size == 0) return o;
+  const double n = static_cast<double>(space_size);
+  o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(kSmallFirstRound) / n);
+  o.budget_fraction = std::min(o.budget_fraction, static_cast<double>(kSmallBudget) / n);
+  return o;
+}
+
 }  // namespace gemvtune
