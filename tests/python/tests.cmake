@@ -40,6 +40,14 @@ add_test(NAME sweep_summary
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
 
+# scripts/limiter_check.py (explain's limiter against measured PDL and no-PDL times, issue 15) on
+# the recorded H200 bench file and made-up documents, with explain injected or a stand-in CLI:
+# no GPU, no library, standard library only.
+add_test(NAME limiter_check
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_limiter_check.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(limiter_check PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+
 # `pip install .`: builds the wheel from the source tree (scikit-build-core from PyPI, the
 # shared library only) into <build>/python-wheel, installs it into a folder and runs the CPU
 # tests against the installed package. About two minutes on two cores.

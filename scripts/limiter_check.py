@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Does `gemvtune explain`'s limiter agree with the measured PDL and no-PDL times? (issue 15)
+
+    python3 scripts/limiter_check.py BENCH.json --cli build/cli/gemvtune [--batch 1,8]
+        [--gpu 'NVIDIA H200/132sm/cc9.0'] [--ceiling bench|model] [--check]
+
+For every shape of a `gemvtune bench --json` file (the Llama-3.1-8B preset when bench ran with
+`--preset llama-3.1-8b`) at each M asked for, the tuned winner's config and its graph-mode times
+(the "tuned" variant, with PDL, and "tuned, no PDL", the same config without `_pdl`/`_pf`) are
+put beside what `gemvtune explain --json --gpu GPU --shape S --batch M --config C` says of that
+config (no GPU needed). With --ceiling bench (the default) explain is given the read ceiling
+bench measured in that run, through a throw-away cache holding only that peak (`gemvtune
+import`, then `--db`); with --ceiling model it keeps the model's default (4470 GB/s).
+
+Measured quantities per row (graph mode, microseconds per call):
+  PDL us      the tuned winner (its config has `_pdl`)
+  no-PDL us   the same config without PDL
+  PDL gain    (no-PDL - PDL) / no-PDL: what overlapping launch, ramp and drain with the
+              neighbouring calls saves, the only thing PDL changes
+  % ceiling   the PDL call's GB/s over the read ceiling bench measured (bench's own figure)
+
+The agreement rule, from what each limiter means in tuner/explain.cpp:
+  bandwidth         the stream itself sets the time: agrees when the PDL call reaches
+                    >= 85% of the read ceiling.
+  launch and ramp   the fixed per-call cost is a large share of the call: agrees when PDL saves
+                    >= 10% of the no-PDL time, or the PDL call is short (< 8 us, where the ~2 us
+                    per call that PDL does not hide is at least a third of the transfer, explain's
+                    own threshold for this limiter).
+  grid, bytes in flight, issue
+                    the stream runs below the ceiling for a reason PDL cannot touch: agrees when
+                    the PDL call reaches < 85% of the ceiling and PDL saves < 10%.
+A row agrees when its measurements satisfy the rule of the limiter explain names; "measured
+points to" gives the first of bandwidth, launch and ramp, "stream below the ceiling" whose
+rule holds, for comparison. With --check the exit status is 1 when a row disagrees (2 for
+unreadable input or a failed explain). Only the standard library is needed.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+BANDWIDTH_PCT = 85.0   # bandwidth: the PDL call at >= this % of the read ceiling
+PDL_GAIN = 0.10        # launch and ramp: PDL saves >= this share of the no-PDL time ...
+SHORT_US = 8.0         # ... or the PDL call is shorter than this
+STREAM_LIMITERS = ("grid", "bytes in flight", "issue")
+DEFAULT_GPU = "NVIDIA H200/132sm/cc9.0"
+
+
+class BadInput(Exception):
+    pass
+
+
+def rule_text():
+    return (f"Agreement rule: **bandwidth** agrees when the PDL call reaches >= {BANDWIDTH_PCT:.0f}% of the read "
+            f"ceiling; **launch and ramp** when PDL saves >= {100 * PDL_GAIN:.0f}% of the no-PDL time or the PDL "
+            f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight** and **issue** when the PDL call reaches "
+            f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}%. PDL gain = (no-PDL - PDL) "
+            f"/ no-PDL, graph mode; % of ceiling is bench's, against the ceiling it measured.")
+
+
+def _is_no_pdl(name):
+    n = name.lower().replace("_", " ").replace("-", " ")
+    return n.startswith("tuned") and ("no pdl" in n or "nopdl" in n or "without pdl" in n)
+
+
+def rows_of(doc, batches=(1, 8)):
+    """The measured rows of a bench --json document (a dict): one per shape at each M in batches."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("shapes"), list):
+        raise BadInput("not a gemvtune bench --json document (no 'shapes' list)")
+    ceiling = doc.get("ceiling_gbps")
+    dtype = str(doc.get("dtype", "bf16"))
+    weights = str(doc.get("weights", "dense"))
+    rows = []
+    for entry in doc["shapes"]:
+        try:
+            shape = str(entry["shape"]).lower()
+            n, k = (int(x) for x in shape.split("x"))
+            m = int(entry.get("batch", 1))
+        except (KeyError, ValueError, TypeError, AttributeError) as e:
+            raise BadInput(f"bad shape entry {entry!r}: {e}") from None
+        if m not in batches:
+            continue
+        variants = entry.get("variants", [])
+        tuned = next((v for v in variants if v.get("variant") == "tuned"), None)
+        no_pdl = next((v for v in variants if _is_no_pdl(str(v.get("variant", "")))), None)
+        if tuned is None:
+            raise BadInput(f"{shape} at M = {m} has no 'tuned' variant")
+        try:
+            config = str(tuned["config"])
+            tuned_us = float(tuned["graph_us"])
+            pct = tuned.get("pct_of_ceiling")
+            if pct is None:
+                pct = 100 * float(tuned["graph_gbps"]) / float(ceiling) if ceiling else None
+            pdl = "pdl" in config.split("_")
+            # A winner without PDL is its own no-PDL figure; bench then records no "no PDL" variant.
+            no_pdl_us = float(no_pdl["graph_us"]) if no_pdl and pdl else None if pdl else tuned_us
+            row = {"shape": f"{n}x{k}", "n": n, "k": k, "m": m, "dtype": dtype, "weights": weights,
+                   "config": config, "tuned_us": tuned_us, "pdl_us": tuned_us if pdl else None,
+                   "no_pdl_us": no_pdl_us, "pct": None if pct is None else float(pct)}
+        except (KeyError, ValueError, TypeError) as e:
+            raise BadInput(f"{shape} at M = {m}: bad tuned or no-PDL variant: {e}") from None
+        row["gain"] = ((row["no_pdl_us"] - row["pdl_us"]) / row["no_pdl_us"]
+                       if row["pdl_us"] is not None and row["no_pdl_us"] else None)
+        rows.append(row)
+    return rows
+
+
+def _rules(row):
+    """Which measured kinds hold for a row: {kind: True/False/None (unknown)}."""
+    pct, gain, us = row["pct"], row["gain"], row["tuned_us"]
+    bandwidth = None if pct is None else pct >= BANDWIDTH_PCT
+    if us < SHORT_US or (gain is not None and gain >= PDL_GAIN):
+        launch = True
+    else:
+        launch = None if gain is None else False
+    if pct is not None and pct >= BANDWIDTH_PCT or gain is not None and gain >= PDL_GAIN:
+        stream = False
+    elif pct is None or gain is None:
+        stream = None
+    else:
+        stream = True
+    return {"bandwidth": bandwidth, "launch and ramp": launch, "stream": stream}
+
+
+def measured_points_to(row):
+    r = _rules(row)
+    for kind, label in (("bandwidth", "bandwidth"), ("launch and ramp", "launch and ramp"),
+                        ("stream", "stream below the ceiling")):
+        if r[kind]:
+            return label
+    return "?"
+
+
+def agreement(limiter, row):
+    """(True/False/None, why) for explain's limiter against the row's measurements."""
+    r = _rules(row)
+    pct = "-" if row["pct"] is None else f"{row['pct']:.1f}%"
+    gain = "-" if row["gain"] is None else f"{100 * row['gain']:.1f}%"
+    if limiter == "bandwidth":
+        ok = r["bandwidth"]
+        why = f"{pct} of the ceiling {'>=' if ok else '<'} {BANDWIDTH_PCT:.0f}%"
+    elif limiter == "launch and ramp":
+        ok = r["launch and ramp"]
+        why = (f"PDL saves {gain}, {'PDL' if row['pdl_us'] is not None else 'tuned'} call {row['tuned_us']:.2f} us" +
+               ("" if ok else f" (needs >= {100 * PDL_GAIN:.0f}% or < {SHORT_US:.0f} us)"))
+    elif limiter in STREAM_LIMITERS:
+        ok = r["stream"]
+        why = f"{pct} of the ceiling, PDL saves {gain}"
+        if ok is False:
+            why += f" (needs < {BANDWIDTH_PCT:.0f}% and < {100 * PDL_GAIN:.0f}%)"
+    else:
+        return None, f"unknown limiter {limiter!r}"
+    if ok is None:
+        why += " (a figure is missing)"
+    return ok, why
+
+
+def check(rows, explain_fn):
+    """Adds explain's answer to each row. explain_fn(shape, m, config, dtype, weights) -> explain's --json dict."""
+    for row in rows:
+        x = explain_fn(row["shape"], row["m"], row["config"], row["dtype"], row["weights"])
+        if not isinstance(x, dict) or "limiter" not in x or "model" not in x:
+            raise BadInput(f"{row['shape']} M = {row['m']}: explain gave no limiter")
+        for key in ("config", "dtype", "weights"):
+            if x.get(key) not in (None, row[key]):
+                raise BadInput(f"{row['shape']} M = {row['m']}: explain explained {key} {x.get(key)}, not {row[key]}")
+        row["limiter"] = x["limiter"]
+        row["verdict"] = x.get("verdict", "")
+        row["model_us"] = float(x["model"]["time_us"])
+        little = x.get("little", {})
+        row["explain_ceiling"] = little.get("read_ceiling_gbps")
+        row["ceiling_source"] = little.get("ceiling_source", "")
+        row["agrees"], row["why"] = agreement(row["limiter"], row)
+        row["measured"] = measured_points_to(row)
+    return rows
+
+
+def _f(x, spec, missing="-"):
+    return missing if x is None else format(x, spec)
+
+
+def render(rows, title=None):
+    lines = []
+    if title:
+        lines += [title, ""]
+    ceilings = sorted({(r.get("explain_ceiling"), r.get("ceiling_source", "")) for r in rows},
+                      key=lambda c: (c[0] is None, c[0] or 0, c[1]))
+    for gbps, source in ceilings:
+        lines.append(f"explain's read ceiling: {_f(gbps, '.0f')} GB/s ({source or 'not given'}).")
+    lines += [rule_text(), ""]
+    head = ["shape (N x K)", "M", "config", "explain's limiter", "model us", "PDL us", "no-PDL us", "PDL gain",
+            "% of ceiling", "measured points to", "agrees", "why"]
+    lines += ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    for r in rows:
+        agrees = {True: "yes", False: "**no**", None: "?"}[r["agrees"]]
+        cells = [r["shape"], str(r["m"]), f"`{r['config']}`", r["limiter"], f"{r['model_us']:.2f}",
+                 _f(r["pdl_us"], ".2f"), _f(r["no_pdl_us"], ".2f"),
+                 "-" if r["gain"] is None else f"{100 * r['gain']:.1f}%", _f(r["pct"], ".1f"), r["measured"],
+                 agrees, r["why"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for m in sorted({r["m"] for r in rows}):
+        at_m = [r for r in rows if r["m"] == m]
+        bad = [r for r in at_m if r["agrees"] is False]
+        unknown = [r for r in at_m if r["agrees"] is None]
+        text = f"M = {m}: explain agrees with the measurements on {sum(r['agrees'] is True for r in at_m)} of {len(at_m)} shapes"
+        if bad:
+            text += "; disagrees on " + ", ".join(f"{r['shape']} ({r['limiter']})" for r in bad)
+        if unknown:
+            text += "; cannot tell on " + ", ".join(r["shape"] for r in unknown)
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+def parse_gpu_key(key):
+    """'NVIDIA H200/132sm/cc9.0' -> the gpu object of a `gemvtune export` document."""
+    try:
+        name, sms, cc = key.rsplit("/", 2)
+        if not sms.endswith("sm") or not cc.startswith("cc"):
+            raise ValueError
+        major, minor = cc[2:].split(".")
+        return {"name": name, "sm_count": int(sms[:-2]), "cc_major": int(major), "cc_minor": int(minor)}
+    except ValueError:
+        raise BadInput(f"bad GPU key {key!r}: expected NAME/132sm/cc9.0") from None
+
+
+def peak_document(gpu_key, gbps, driver_version=0):
+    """A `gemvtune import` document holding only a read ceiling for gpu_key."""
+    return {"format": "gemvtune-cache", "format_version": 2, "tuned": [],
+            "peaks": [{"gpu": parse_gpu_key(gpu_key), "gbps": float(gbps), "bytes": 1,
+                       "driver_version": int(driver_version), "timestamp": 0}]}
+
+
+def _run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BadInput(f"{' '.join(cmd)}: {e}") from None
+
+
+def cli_explain(cli, gpu_key, db):
+    """explain_fn that runs `CLI explain --json` with --db (a cache holding only a peak, or none)."""
+    def explain(shape, m, config, dtype="bf16", weights="dense"):
+        cmd = [cli, "explain", "--json", "--gpu", gpu_key, "--shape", shape, "--batch", str(m), "--config", config,
+               "--dtype", dtype, "--weights", weights, "--db", db]
+        r = _run(cmd)
+        try:
+            x = json.loads(r.stdout)
+        except ValueError:
+            raise BadInput(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip() or r.stdout.strip()}") from None
+        little = x.get("little") if isinstance(x, dict) else None
+        if isinstance(little, dict) and isinstance(little.get("ceiling_source"), str):  # no temporary path in output
+            little["ceiling_source"] = little["ceiling_source"].replace(db, "a one-peak cache made by this script")
+        return x
+    return explain
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("bench", help="a gemvtune bench --json output with 'tuned' and 'tuned, no PDL' variants")
+    p.add_argument("--cli", required=True, help="the gemvtune executable (build/cli/gemvtune)")
+    p.add_argument("--gpu", default=DEFAULT_GPU, help=f"GPU model to explain for (default {DEFAULT_GPU!r})")
+    p.add_argument("--batch", default="1,8", help="comma-separated M values (default 1,8)")
+    p.add_argument("--ceiling", choices=("bench", "model"), default="bench",
+                   help="give explain the ceiling bench measured (default) or keep the model's")
+    p.add_argument("--check", action="store_true", help="exit 1 when a row disagrees")
+    args = p.parse_args(argv)
+    try:
+        try:
+            batches = tuple(int(b) for b in args.batch.split(","))
+        except ValueError:
+            raise BadInput(f"bad --batch {args.batch!r}") from None
+        try:
+            with open(args.bench) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise BadInput(f"{args.bench}: {e}") from None
+        rows = rows_of(doc, batches)
+        if not rows:
+            raise BadInput(f"{args.bench}: no shape at M = {args.batch}")
+        with tempfile.TemporaryDirectory(prefix="limiter_check") as tmp:
+            db = os.path.join(tmp, "peak.sqlite")  # absent with --ceiling model: explain keeps its default
+            if args.ceiling == "bench":
+                if not doc.get("ceiling_gbps"):
+                    raise BadInput(f"{args.bench}: no ceiling_gbps; use --ceiling model")
+                src = os.path.join(tmp, "peak.json")
+                with open(src, "w") as f:
+                    json.dump(peak_document(args.gpu, doc["ceiling_gbps"], doc.get("driver_version", 0)), f)
+                r = _run([args.cli, "import", src, "--db", db])
+                if r.returncode != 0:
+                    raise BadInput(f"gemvtune import of the ceiling failed: {r.stderr.strip()}")
+            check(rows, cli_explain(args.cli, args.gpu, db))
+    except BadInput as e:
+        print(f"limiter_check: {e}", file=sys.stderr)
+        return 2
+    title = (f"Limiter check: `gemvtune explain --gpu '{args.gpu}'` against {os.path.basename(args.bench)} "
+             f"({doc.get('gpu', '?')}, {doc.get('dtype', '?')}, graph mode)")
+    command = "python3 scripts/limiter_check.py " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    sys.stdout.write(render(rows, title + "\n\n`" + command + "`"))
+    return 1 if args.check and any(r["agrees"] is False for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""scripts/limiter_check.py without a GPU and without the CLI: its parsing of a bench --json file
+(a recorded H200 one and made-up ones), its agreement rule at each threshold, the table, and the
+whole command with a stand-in `gemvtune` (a small Python script answering `import` and `explain
+--json`). Run by CTest as `limiter_check` (tests/python/tests.cmake); standard library and pytest
+only."""
+
+import importlib.util
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SCRIPT = os.path.join(ROOT, "scripts", "limiter_check.py")
+RECORDED = os.path.join(ROOT, "bench", "results", "raw", "83ba666_bench_batch_bf16.json")
+
+spec = importlib.util.spec_from_file_location("limiter_check", SCRIPT)
+lc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lc)
+
+
+def variant(name, config, us, pct=80.0):
+    return {"variant": name, "config": config, "graph_us": us, "graph_gbps": 45.41 * pct, "pct_of_ceiling": pct,
+            "eager_us": us, "eager_gbps": 1.0, "graph_vs_cublas": 1.0, "eager_vs_cublas": 1.0}
+
+
+def entry(shape, m, pdl_us, no_pdl_us, pct, config="t128_r1_kw1_v16_u8_sk1_cs_pdl"):
+    vs = [variant("tuned", config, pdl_us, pct)]
+    if no_pdl_us is not None:
+        vs.append(variant("tuned, no PDL", config.replace("_pdl", ""), no_pdl_us))
+    vs += [variant("default", "t64_r1_kw1_v16_u8_sk1_cs_pdl", pdl_us * 1.1), variant("cuBLAS", "cublasGemmEx", 99.0)]
+    return {"shape": shape, "batch": m, "source": "exact", "variants": vs}
+
+
+def document(*entries, dtype="bf16"):
+    return {"gpu": "NVIDIA H200", "dtype": dtype, "ceiling_gbps": 4541.0, "driver_version": 13000,
+            "shapes": list(entries)}
+
+
+def explain_json(limiter, shape="4096x4096", m=1, config="t128_r1_kw1_v16_u8_sk1_cs_pdl", model_us=8.5,
+                 ceiling=4541.0, dtype="bf16"):
+    """The fields of `gemvtune explain --json` the script reads."""
+    return {"gpu": "NVIDIA H200/132sm/cc9.0", "shape": shape, "batch": m, "dtype": dtype, "weights": "dense",
+            "config": config, "limiter": limiter, "verdict": limiter + ": ...",
+            "model": {"time_us": model_us, "launch_us": 0.8, "transfer_us": model_us - 0.8},
+            "little": {"read_ceiling_gbps": ceiling, "ceiling_source": "peak stored in x"}}
+
+
+def row(pdl_us=10.0, no_pdl_us=11.0, pct=80.0):
+    r = {"shape": "4096x4096", "m": 1, "tuned_us": pdl_us, "pdl_us": pdl_us, "no_pdl_us": no_pdl_us, "pct": pct}
+    r["gain"] = (no_pdl_us - pdl_us) / no_pdl_us if no_pdl_us else None
+    return r
+
+
+def test_recorded_bench_file_parses():
+    with open(RECORDED) as f:
+        doc = json.load(f)
+    rows = lc.rows_of(doc, (1, 8))
+    assert len(rows) == 14  # the 7 Llama-3.1-8B shapes at M = 1 and 8
+    assert [r["shape"] for r in rows if r["m"] == 1] == [
+        "4096x4096", "1024x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336", "128256x4096"]
+    r = rows[0]
+    assert (r["shape"], r["m"], r["config"]) == ("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf")
+    assert r["pdl_us"] == pytest.approx(9.036, abs=1e-3)
+    assert r["no_pdl_us"] == pytest.approx(11.296, abs=1e-3)
+    assert r["gain"] == pytest.approx((11.296 - 9.036) / 11.296, abs=1e-4)  # 20.0%
+    assert r["pct"] == pytest.approx(81.81, abs=0.01)
+    assert (r["dtype"], r["weights"]) == ("bf16", "dense")
+    assert len(lc.rows_of(doc, (16,))) == 7
+
+
+def test_parsing_of_made_up_documents():
+    doc = document(entry("4096x4096", 1, 9.0, 11.0, 82.0), entry("4096x4096", 8, 12.0, 13.0, 60.0),
+                   entry("1024x4096", 1, 3.0, None, 60.0, config="t64_r1_kw2_v16_u8_sk1_cs"),
+                   entry("1024x4096", 2, 3.0, 4.0, 60.0))
+    rows = lc.rows_of(doc, (1, 8))
+    assert [(r["shape"], r["m"]) for r in rows] == [("4096x4096", 1), ("4096x4096", 8), ("1024x4096", 1)]
+    assert rows[0]["gain"] == pytest.approx(2 / 11)
+    # A winner without PDL is its own no-PDL time; its PDL time and gain are unknown.
+    assert (rows[2]["pdl_us"], rows[2]["no_pdl_us"], rows[2]["gain"]) == (None, 3.0, None)
+    # A PDL winner without a no-PDL variant: gain unknown.
+    assert lc.rows_of(document(entry("4096x4096", 1, 9.0, None, 82.0)))[0]["gain"] is None
+    # % of ceiling from GB/s when bench gave none.
+    e = entry("4096x4096", 1, 9.0, 11.0, 82.0)
+    del e["variants"][0]["pct_of_ceiling"]
+    assert lc.rows_of(document(e))[0]["pct"] == pytest.approx(82.0)
+    assert lc.rows_of(document(entry("4096x4096", 1, 9.0, 11.0, 82.0), dtype="fp32"))[0]["dtype"] == "fp32"
+    # Other spellings of the no-PDL variant.
+    e = entry("4096x4096", 1, 9.0, 11.0, 82.0)
+    e["variants"][1]["variant"] = "tuned (no_pdl)"
+    assert lc.rows_of(document(e))[0]["no_pdl_us"] == 11.0
+    for bad in ({"shapes": "x"}, [], {"shapes": [{"shape": "4096", "variants": []}]},
+                {"shapes": [{"shape": "8x8", "batch": 1, "variants": [variant("cuBLAS", "c", 1.0)]}]}):
+        with pytest.raises(lc.BadInput):
+            lc.rows_of(bad)
+
+
+def test_agreement_rule_at_its_thresholds():
+    # bandwidth: >= 85% of the ceiling, whatever PDL gains.
+    assert lc.agreement("bandwidth", row(pct=85.0))[0] is True
+    assert lc.agreement("bandwidth", row(pct=84.9))[0] is False
+    assert lc.agreement("bandwidth", row(pdl_us=10, no_pdl_us=20, pct=90))[0] is True
+    # launch and ramp: PDL saves >= 10%, or the PDL call is under 8 us.
+    assert lc.agreement("launch and ramp", row(pdl_us=9.0, no_pdl_us=10.0, pct=95))[0] is True  # 10.0% exactly
+    assert lc.agreement("launch and ramp", row(pdl_us=9.1, no_pdl_us=10.0, pct=70))[0] is False  # 9%, 9.1 us
+    assert lc.agreement("launch and ramp", row(pdl_us=7.9, no_pdl_us=8.0, pct=70))[0] is True  # short
+    assert lc.agreement("launch and ramp", row(pdl_us=8.0, no_pdl_us=8.1, pct=70))[0] is False
+    assert lc.agreement("launch and ramp", row(pdl_us=20.0, no_pdl_us=None))[0] is None  # gain unknown, long call
+    assert lc.agreement("launch and ramp", row(pdl_us=5.0, no_pdl_us=None))[0] is True  # short needs no gain
+    # grid, bytes in flight, issue: < 85% of the ceiling and PDL saves < 10%.
+    for limiter in ("grid", "bytes in flight", "issue"):
+        assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=70))[0] is True
+        assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=12, pct=70))[0] is False  # PDL saves 16.7%
+        assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=85))[0] is False
+        assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=None, pct=70))[0] is None
+    assert lc.agreement("split-K", row())[0] is None
+    # What the measurements alone point to: the first kind that holds.
+    assert lc.measured_points_to(row(pdl_us=10, no_pdl_us=20, pct=90)) == "bandwidth"
+    assert lc.measured_points_to(row(pdl_us=10, no_pdl_us=12, pct=80)) == "launch and ramp"
+    assert lc.measured_points_to(row(pdl_us=10, no_pdl_us=10.5, pct=80)) == "stream below the ceiling"
+    assert lc.measured_points_to(row(pdl_us=10, no_pdl_us=None, pct=80)) == "?"
+
+
+def test_check_with_an_injected_explain_and_the_table():
+    doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8, config="t128_r1_kw2_v16_u4_sk1_cs_pdl_pf"),
+                   entry("1024x4096", 1, 2.88, 4.22, 64.2, config="t128_r2_kw4_v16_u4_sk1_cs_pdl_pf"),
+                   entry("14336x4096", 1, 27.93, 29.05, 92.6))
+    limiters = {"4096x4096": "bandwidth", "1024x4096": "launch and ramp", "14336x4096": "bandwidth"}
+    calls = []
+
+    def fake_explain(shape, m, config, dtype, weights):
+        calls.append((shape, m, config, dtype, weights))
+        return explain_json(limiters[shape], shape, m, config)
+
+    rows = lc.check(lc.rows_of(doc, (1,)), fake_explain)
+    assert calls[0] == ("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf", "bf16", "dense")
+    assert [r["agrees"] for r in rows] == [False, True, True]
+    assert rows[0]["measured"] == "launch and ramp"
+    assert rows[0]["why"] == "81.8% of the ceiling < 85%"
+    out = lc.render(rows, "title")
+    lines = out.splitlines()
+    assert lines[0] == "title"
+    assert "explain's read ceiling: 4541 GB/s (peak stored in x)." in lines
+    assert any(line.startswith("Agreement rule: **bandwidth** agrees when the PDL call reaches >= 85%") for line in lines)
+    assert ("| 4096x4096 | 1 | `t128_r1_kw2_v16_u4_sk1_cs_pdl_pf` | bandwidth | 8.50 | 9.04 | 11.30 | 20.0% | 81.8 "
+            "| launch and ramp | **no** | 81.8% of the ceiling < 85% |") in lines
+    assert ("| 1024x4096 | 1 | `t128_r2_kw4_v16_u4_sk1_cs_pdl_pf` | launch and ramp | 8.50 | 2.88 | 4.22 | 31.8% | 64.2 "
+            "| launch and ramp | yes | PDL saves 31.8%, PDL call 2.88 us |") in lines
+    assert "M = 1: explain agrees with the measurements on 2 of 3 shapes; disagrees on 4096x4096 (bandwidth)" in lines
+    # explain must have explained what was asked.
+    with pytest.raises(lc.BadInput):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: explain_json("bandwidth", s, m, "t64_other"))
+    with pytest.raises(lc.BadInput):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: explain_json("bandwidth", s, m, c, dtype="fp16"))
+    with pytest.raises(lc.BadInput):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: {"error": "x"})
+
+
+def test_peak_document():
+    d = lc.peak_document("NVIDIA H200/132sm/cc9.0", 4541.13, 13000)
+    assert d["format"] == "gemvtune-cache" and d["tuned"] == []
+    assert d["peaks"][0]["gpu"] == {"name": "NVIDIA H200", "sm_count": 132, "cc_major": 9, "cc_minor": 0}
+    assert d["peaks"][0]["gbps"] == 4541.13 and d["peaks"][0]["bytes"] > 0
+    assert lc.parse_gpu_key("A/B/108sm/cc8.0")["name"] == "A/B"
+    for bad in ("NVIDIA H200", "NVIDIA H200/132/cc9.0", "x/132sm/9.0", "x/132sm/ccnine"):
+        with pytest.raises(lc.BadInput):
+            lc.parse_gpu_key(bad)
+
+
+# A stand-in for the CLI: `import FILE --db DB` copies the peak's GB/s into DB; `explain --json`
+# answers from a table of limiters by shape, with the ceiling of DB when it exists (else 4470).
+FAKE_CLI = r'''#!PYTHON
+import json, os, sys
+a = sys.argv[1:]
+opt = lambda name: a[a.index(name) + 1]
+if a[0] == "import":
+    doc = json.load(open(a[1]))
+    json.dump({"gbps": doc["peaks"][0]["gbps"], "gpu": doc["peaks"][0]["gpu"]}, open(opt("--db"), "w"))
+    print("imported"); sys.exit(0)
+assert a[0] == "explain" and "--json" in a, a
+db = opt("--db")
+ceiling, source = (json.load(open(db))["gbps"], "peak stored in " + db) if os.path.exists(db) else (4470.0, "model default")
+limiters = LIMITERS
+print(json.dumps({"config": opt("--config"), "dtype": opt("--dtype"), "weights": opt("--weights"),
+                  "shape": opt("--shape"), "batch": int(opt("--batch")), "gpu": opt("--gpu"),
+                  "limiter": limiters[opt("--shape")], "verdict": "...",
+                  "model": {"time_us": 9.5}, "little": {"read_ceiling_gbps": ceiling, "ceiling_source": source}}))
+'''
+
+
+def fake_cli(tmp_path, limiters):
+    path = tmp_path / "gemvtune"
+    path.write_text(FAKE_CLI.replace("PYTHON", sys.executable).replace("LIMITERS", repr(limiters)))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def run(*args):
+    r = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_command_with_a_stand_in_cli(tmp_path):
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(document(entry("4096x4096", 1, 9.04, 11.30, 81.8),
+                                         entry("28672x4096", 1, 53.88, 54.74, 96.0),
+                                         entry("28672x4096", 8, 56.76, 61.62, 91.3))))
+    cli = fake_cli(tmp_path, {"4096x4096": "launch and ramp", "28672x4096": "bandwidth"})
+    rc, out, err = run(str(bench), "--cli", cli, "--check")
+    assert rc == 0, err
+    assert "explain's read ceiling: 4541 GB/s (peak stored in a one-peak cache made by this script)." in out
+    assert "| 4096x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | launch and ramp | 9.50 | 9.04 | 11.30 | 20.0% |" in out
+    assert "M = 8: explain agrees with the measurements on 1 of 1 shapes" in out
+    rc, out, err = run(str(bench), "--cli", cli, "--batch", "1", "--ceiling", "model")
+    assert rc == 0, err
+    assert "explain's read ceiling: 4470 GB/s (model default)." in out and "M = 8" not in out
+    # A disagreement: exit 1 with --check, 0 without.
+    cli = fake_cli(tmp_path, {"4096x4096": "grid", "28672x4096": "bandwidth"})
+    assert run(str(bench), "--cli", cli, "--check")[0] == 1
+    rc, out, _ = run(str(bench), "--cli", cli)
+    assert rc == 0 and "disagrees on 4096x4096 (grid)" in out
+    # Unreadable input, no rows, a CLI that fails: exit 2 with a message.
+    rc, _, err = run(str(tmp_path / "missing.json"), "--cli", cli)
+    assert rc == 2 and "limiter_check:" in err
+    rc, _, err = run(str(bench), "--cli", cli, "--batch", "4")
+    assert rc == 2 and "no shape at M = 4" in err
+    rc, _, err = run(str(bench), "--cli", str(tmp_path / "no-such-cli"))
+    assert rc == 2 and "limiter_check:" in err
