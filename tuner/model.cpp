@@ -36,10 +36,32 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Resident blocks per SM: thread slots, block slots, and a register estimate (weights in
   // flight plus x plus accumulators plus bookkeeping, 4 bytes per register).
   const double n_tiles = std::ceil(m / 8);
-  const double regs = tc ? 40 + (2.0 * c.rows_per_warp + n_tiles) * c.unroll * 4 + c.rows_per_warp * n_tiles * 4
-                         : 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
-                               (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
-  const double per_sm = resident_blocks_per_sm(c.threads, regs, gpu).blocks;
+  double regs = tc ? 40 + (2.0 * c.rows_per_warp + n_tiles) * c.unroll * 4 + c.rows_per_warp * n_tiles * 4
+                   : 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
+                         (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
+  // The quantized families: least-squares fits to the registers NVRTC 13.0 reports for every
+  // kernel of the bf16 M = 1 space at sm_90 (templates of 5b5fbfb; QuantModel tests in
+  // tests/tuner/quant_model_test.cpp hold the numbers). CUDA cores keep each row's loads and its
+  // dequantized values in registers: int8/fp8 46-242 (RMS error of the fit 19), int4 88-255
+  // (25); the old estimate gave 48-76. Int4 on tensor cores keeps its chunks in a shared-memory
+  // ring: 74-80 registers with 1 tile per warp, 96-104 with 2, 136-168 with 4, whatever the
+  // unroll (the dense tensor-core estimate gave 52-200). At M > 1, the accumulators of the
+  // extra batch rows on top.
+  const double rows = c.rows_per_warp;
+  if (quantized && tc) {
+    regs = 58 + 20 * rows + (n_tiles - 1) * rows * 4;
+  } else if (quantized) {
+    regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
+           (m > 1 ? rows * (m - 1) : 0);
+  }
+  regs = std::min(regs, 255.0);
+  double per_sm = resident_blocks_per_sm(c.threads, regs, gpu).blocks;
+  // Int4 on tensor cores: the ring's static shared memory (generator/config.cpp,
+  // why_invalid_weights) plus the 1 KB the driver keeps per block, out of 228 KB per SM.
+  if (quantized && tc) {
+    const double smem = c.warps() * rows * ((c.unroll + 1) * 1024.0 + n_tiles * 512) + 1024;
+    per_sm = std::max(1.0, std::min(per_sm, std::floor(gpu.shared_bytes_per_sm / smem)));
+  }
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
@@ -84,15 +106,26 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   }
   // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
   // subtract, fp8 conversions instead), per x element a conversion and (int4) a sum, shared by
-  // the warp's rows. The 0.35 efficiency (quantized_issue_share) is fitted to the H200 sweeps
-  // of int4g128 and int8 (bench/results/raw/q-run2_*, q-run3_*; bench/results/h200.md,
-  // "Quantized weights"): int4 is issue-bound there. Not refitted here.
-  // On tensor cores (int4g128) a shift and a LOP3 per pair of weights, the products in mma.
+  // the warp's rows. On tensor cores (int4g128) a shift and a LOP3 per pair of weights, the
+  // products in mma. The issue rate is quantized_issue_share of the fp32 rate, scaled down by
+  // resident warps / quantized_issue_warps where fewer warps are resident (too few to hide
+  // the dequantizing chains' latency). Both are the least-squares fit in log time
+  // (fit_quantized_issue, tuner/model_fit.hpp) over the 2328 candidates of the H200 sweeps
+  // bench/results/raw/q-run2_h200_sweep_{int8,fp8,int4g128_cudacore}.csv,
+  // q-run3_h200_sweep_int4g128_{28672x4096,4096x4096}.csv (CUDA-core rows; their tensor-core
+  // rows are of the kernel before 5b5fbfb) and 5b5fbfb_h200_sweep_int4g128_tc.csv, with the
+  // register and shared-memory estimates above: 0.28 and 8 warps, RMS log error 0.272 (0.357
+  // with the constants before, 0.35 and no warp term);
+  // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
     const double per_weight = tc ? 1.0 + 1.0 / c.rows_per_warp
                                  : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
-    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.quantized_issue_share * balance) * 1e6;
+    const double warps = std::max(1.0, resident_per_sm) * c.warps();
+    const double latency_hidden =
+        gpu.quantized_issue_warps > 0 ? std::min(1.0, warps / gpu.quantized_issue_warps) : 1.0;
+    const double compute_us =
+        ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.quantized_issue_share * latency_hidden * balance) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }

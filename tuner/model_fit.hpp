@@ -15,6 +15,7 @@
 
 #include "gemvtune/config.hpp"
 #include "gemvtune/model.hpp"
+#include "gemvtune/weights.hpp"
 
 namespace gemvtune {
 
@@ -74,11 +75,70 @@ inline IssueShareFit fit_cuda_core_issue_share(const std::vector<FitRow>& rows, 
   return best;
 }
 
-// base with every constant the rows can inform replaced by its fit (today: the CUDA-core
-// issue share).
+// The quantized families' issue share (GpuModelParams::quantized_issue_share): the same fit
+// over the rows with quantized weights (any M, either family: the term applies to every
+// quantized kernel), RMS of log(model / measured), lowest share on a tie.
+inline bool informs_quantized_issue_share(const FitRow& r) { return is_quantized(r.weights) && r.us > 0; }
+
+inline double quantized_rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params,
+                                      std::size_t* used = nullptr) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const FitRow& r : rows) {
+    if (!informs_quantized_issue_share(r)) continue;
+    GpuModelParams p = params;
+    if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
+    const double e = std::log(estimate(r.config, r.dtype, r.shape, p, r.weights).time_us / r.us);
+    sum += e * e;
+    ++n;
+  }
+  if (used) *used = n;
+  return n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+}
+
+// The grid search. With no quantized rows, returns base's share and rows = 0.
+inline IssueShareFit fit_quantized_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
+                                               double lo = 0.05, double hi = 1.0, double step = 0.01) {
+  IssueShareFit best;
+  best.share = base.quantized_issue_share;
+  const auto steps = static_cast<int>(std::floor((hi - lo) / step + 1e-9));
+  for (int i = 0; i <= steps; ++i) {
+    GpuModelParams p = base;
+    p.quantized_issue_share = lo + step * i;
+    std::size_t used = 0;
+    const double err = quantized_rms_log_error(rows, p, &used);
+    if (used == 0) return best;
+    if (i == 0 || err < best.rms_log_error) best = {p.quantized_issue_share, err, used};
+  }
+  return best;
+}
+
+// The quantized issue share and the resident warps it needs (quantized_issue_warps, on a grid of
+// 0, 4, .., 64; 0 = no such limit), fitted together: for each warps value the share's grid
+// search, the lowest error overall (the first on a tie).
+struct QuantizedIssueFit {
+  double share = 0, warps = 0, rms_log_error = 0;
+  std::size_t rows = 0;
+};
+inline QuantizedIssueFit fit_quantized_issue(const std::vector<FitRow>& rows, const GpuModelParams& base = {}) {
+  QuantizedIssueFit best{base.quantized_issue_share, base.quantized_issue_warps, 0, 0};
+  for (int w = 0; w <= 64; w += 4) {
+    GpuModelParams p = base;
+    p.quantized_issue_warps = w;
+    const IssueShareFit f = fit_quantized_issue_share(rows, p);
+    if (f.rows == 0) return best;
+    if (w == 0 || f.rms_log_error < best.rms_log_error) best = {f.share, double(w), f.rms_log_error, f.rows};
+  }
+  return best;
+}
+
+// base with every constant the rows can inform replaced by its fit (the CUDA-core issue share
+// at M > 1, the quantized issue share and warps).
 inline GpuModelParams fit_model(const std::vector<FitRow>& rows, GpuModelParams base = {}) {
   const IssueShareFit f = fit_cuda_core_issue_share(rows, base);
   if (f.rows > 0) base.cuda_core_issue_share = f.share;
+  const QuantizedIssueFit q = fit_quantized_issue(rows, base);
+  if (q.rows > 0) base.quantized_issue_share = q.share, base.quantized_issue_warps = q.warps;
   return base;
 }
 

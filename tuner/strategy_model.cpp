@@ -45,27 +45,44 @@ void measure_into(StrategyResult& result, std::set<std::string>& seen,
 // except that each family present gets at least this share of it (its own best-ranked ones).
 constexpr double kFamilyShare = 0.25;
 
-// The first round: `count` configs of `ranked`, in model order, each family present holding at
-// least ceil(kFamilyShare x count) of them (fewer only if it has fewer configs).
-std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, std::size_t count) {
-  std::size_t of_family[2] = {0, 0};
-  for (const KernelConfig& c : ranked) ++of_family[c.family == Family::tensor_core];
-  const auto reserve_for = [&](int f) {
-    if (of_family[0] == 0 || of_family[1] == 0) return std::size_t{0};  // one family only
-    const auto share = static_cast<std::size_t>(std::ceil(kFamilyShare * static_cast<double>(count) - 1e-9));
-    return std::min(of_family[f], share);
-  };
-  const std::size_t reserve[2] = {reserve_for(0), reserve_for(1)};
-  // Walk the ranking; a config is taken while the family still needs its reserve, or while
-  // the places not reserved for the other family are not yet full.
+// Quantized weights: the groups are the family and whether a warp holds few rows (1 or 2) or
+// many (4 or 8), and the groups present share half of the first round equally (a quarter each
+// with one family, an eighth with two). The model's issue term favours many rows per warp
+// (the dequantizing work per x element is shared by the rows), which holds for int4 on CUDA
+// cores but not for int8 and fp8: on the H200 sweeps (bench/results/raw/q-run2_*) their best
+// configs on 28672x4096 hold 1 or 2 rows and 8 rows are 25-30% slower, while the model ranks
+// 8 rows first (tests/tuner/quant_model_test.cpp).
+int group_of(const KernelConfig& c, bool quantized) {
+  const int family = c.family == Family::tensor_core;
+  return quantized ? 2 * family + (c.rows_per_warp > 2) : family;
+}
+
+// The first round: `count` configs of `ranked`, in model order, each group present holding at
+// least its reserve of them (fewer only if it has fewer configs).
+std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, std::size_t count, bool quantized) {
+  constexpr int kGroups = 4;
+  std::size_t of_group[kGroups] = {0, 0, 0, 0};
+  for (const KernelConfig& c : ranked) ++of_group[group_of(c, quantized)];
+  const auto groups = static_cast<double>(std::count_if(of_group, of_group + kGroups, [](std::size_t n) { return n > 0; }));
+  std::size_t reserve[kGroups] = {0, 0, 0, 0};
+  if (groups > 1) {
+    const double share = quantized ? 0.5 / groups : kFamilyShare;
+    for (int g = 0; g < kGroups; ++g)
+      reserve[g] = std::min(of_group[g], static_cast<std::size_t>(std::ceil(share * static_cast<double>(count) - 1e-9)));
+  }
+  // Walk the ranking; a config is taken while its group still needs its reserve, or while the
+  // places not reserved for the other groups are not yet full.
   std::vector<bool> take(ranked.size(), false);
-  std::size_t taken[2] = {0, 0};
-  for (std::size_t i = 0; i < ranked.size() && taken[0] + taken[1] < count; ++i) {
-    const int f = ranked[i].family == Family::tensor_core;
-    const std::size_t other_left = reserve[1 - f] > taken[1 - f] ? reserve[1 - f] - taken[1 - f] : 0;
-    if (taken[f] < reserve[f] || taken[0] + taken[1] + other_left < count) {
+  std::size_t taken[kGroups] = {0, 0, 0, 0}, total = 0;
+  for (std::size_t i = 0; i < ranked.size() && total < count; ++i) {
+    const int g = group_of(ranked[i], quantized);
+    std::size_t others_left = 0;
+    for (int o = 0; o < kGroups; ++o)
+      if (o != g && reserve[o] > taken[o]) others_left += reserve[o] - taken[o];
+    if (taken[g] < reserve[g] || total + others_left < count) {
       take[i] = true;
-      ++taken[f];
+      ++taken[g];
+      ++total;
     }
   }
   std::vector<KernelConfig> out;
@@ -84,7 +101,11 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options)), measure);
+  // A space with 8 rows per warp is a quantized one: the dense families hold at most 4
+  // (generator/search_space.cpp), and the strategy sees configs only.
+  const bool quantized =
+      std::any_of(ranked.begin(), ranked.end(), [](const KernelConfig& c) { return c.rows_per_warp > 4; });
+  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), quantized), measure);
   std::optional<std::size_t> leader = fastest_passing(result.measured);
   while (left() > 0) {
     std::vector<KernelConfig> batch;

@@ -10,7 +10,8 @@ gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/compile_pool_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/timing_plan_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/explain_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/defaults_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/tuner/defaults_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/tuner/quant_model_test.cpp)
 target_include_directories(test_tuner PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 # defaults_test.cpp reads the recorded bench --json files of bench/results/raw/.
 target_link_libraries(test_tuner PRIVATE nlohmann_json::nlohmann_json)
