@@ -26,11 +26,13 @@ using MeasureBatch = std::function<std::vector<Measured>(const std::vector<Kerne
 struct StrategyOptions {
   double initial_fraction = 0.08;  // model: share of the space measured in the first round
   double budget_fraction = 0.15;   // model: hard cap on the share of the space measured
+  bool quantized = false;          // model: the first round keeps few and many rows per warp
 };
 
 // The options for a space of space_size configs and a problem of bytes_per_call: the defaults,
-// with the first round and budget capped in configs for a problem of at most a few MB.
-StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call);
+// with the first round and budget capped in configs for a problem of at most a few MB, and
+// `quantized` for quantized weights.
+StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized = false);
 
 struct StrategyResult {
   std::vector<Measured> measured;   // every config measured, in measuring order, no repeats

@@ -82,8 +82,9 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
 // a few hundred (5.3 s on the H200 machine, issue 14's bar is 3 s).
 constexpr double kSmallProblemBytes = 4e6;
 constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80;
-StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call) {
+StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized) {
   StrategyOptions o;
+  o.quantized = quantized;
   if (bytes_per_call > kSmallProblemBytes || space_size == 0) return o;
   const double n = static_cast<double>(space_size);
   o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(kSmallFirstRound) / n);

@@ -101,11 +101,8 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  // A space with 8 rows per warp is a quantized one: the dense families hold at most 4
-  // (generator/search_space.cpp), and the strategy sees configs only.
-  const bool quantized =
-      std::any_of(ranked.begin(), ranked.end(), [](const KernelConfig& c) { return c.rows_per_warp > 4; });
-  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), quantized), measure);
+  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), options.quantized),
+               measure);
   std::optional<std::size_t> leader = fastest_passing(result.measured);
   while (left() > 0) {
     std::vector<KernelConfig> batch;

@@ -203,7 +203,7 @@ std::int64_t unix_now() {
 // candidate; returns the strategy's result with every candidate recorded in the session.
 StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
                                    const std::function<void(const TuneProgress&)>& on_progress) {
-  const StrategyOptions strategy_options = strategy_options_for(ranked.size(), s.problem.bytes_per_call());
+  const StrategyOptions strategy_options = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(s.job.weights));
   const std::size_t budget =
       options.strategy == Strategy::exhaustive ? ranked.size() : model_budget(ranked.size(), strategy_options);
   const std::string& arch = ctx.info().arch;

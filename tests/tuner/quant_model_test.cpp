@@ -114,15 +114,21 @@ std::vector<Point> load() {
   return out;
 }
 
-// The first round of run_model_guided on `ranked`, as the tuner would measure it.
-std::vector<KernelConfig> first_round_of(const std::vector<KernelConfig>& ranked) {
+// The first round of run_model_guided on `ranked`, as the tuner would measure it for a problem
+// of that weight format.
+std::vector<KernelConfig> first_round_of(const std::vector<KernelConfig>& ranked, bool quantized = true) {
+  StrategyOptions options;
+  options.quantized = quantized;
   std::vector<KernelConfig> first;
-  run_model_guided(ranked, [&](const std::vector<KernelConfig>& batch) {
-    if (first.empty()) first = batch;
-    std::vector<Measured> out;
-    for (const KernelConfig& c : batch) out.push_back({c, true, 1.0});
-    return out;
-  });
+  run_model_guided(
+      ranked,
+      [&](const std::vector<KernelConfig>& batch) {
+        if (first.empty()) first = batch;
+        std::vector<Measured> out;
+        for (const KernelConfig& c : batch) out.push_back({c, true, 1.0});
+        return out;
+      },
+      options);
   return first;
 }
 
@@ -262,6 +268,6 @@ TEST(QuantModel, FirstRoundKeepsFewAndManyRowsPerWarp) {
   }
   const Shape shape = parse_shape("4096x4096");
   const std::vector<KernelConfig> ranked = rank_by_model(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, {});
-  const std::vector<KernelConfig> first = first_round_of(ranked);
+  const std::vector<KernelConfig> first = first_round_of(ranked, /*quantized=*/false);
   for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], ranked[i]) << i;
 }
