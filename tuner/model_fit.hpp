@@ -41,13 +41,20 @@ inline bool informs_cuda_core_issue_share(const FitRow& r) {
   return r.m > 1 && r.config.family == Family::cuda_core && r.weights == WeightFormat::dense && r.us > 0;
 }
 
-// RMS of log(model / measured) over the rows that inform the share, with `params`.
-inline double cuda_core_rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params,
-                                      std::size_t* used = nullptr) {
+// Whether a row informs the quantized families' issue share (GpuModelParams::
+// quantized_issue_share): rows with quantized weights, any M, either family (the term applies
+// to every quantized kernel).
+inline bool informs_quantized_issue_share(const FitRow& r) { return is_quantized(r.weights) && r.us > 0; }
+
+using FitRowFilter = bool (*)(const FitRow&);
+
+// RMS of log(model / measured) over the rows that `informs` keeps, with `params`.
+inline double rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params, FitRowFilter informs,
+                            std::size_t* used = nullptr) {
   double sum = 0;
   std::size_t n = 0;
   for (const FitRow& r : rows) {
-    if (!informs_cuda_core_issue_share(r)) continue;
+    if (!informs(r)) continue;
     GpuModelParams p = params;
     if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
     const double e = std::log(estimate(r.config, r.dtype, r.shape, p, r.weights).time_us / r.us);
@@ -58,59 +65,40 @@ inline double cuda_core_rms_log_error(const std::vector<FitRow>& rows, const Gpu
   return n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
 }
 
-// The grid search. With no informing rows, returns base's share and rows = 0.
-inline IssueShareFit fit_cuda_core_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
-                                               double lo = 0.05, double hi = 1.0, double step = 0.01) {
+// The grid search of one share (lo..hi by step) over the rows `informs` keeps: the lowest RMS
+// log error, the lowest share on a tie. With no such rows, returns base's value and rows = 0.
+inline IssueShareFit fit_share(const std::vector<FitRow>& rows, const GpuModelParams& base, FitRowFilter informs,
+                               double GpuModelParams::*share, double lo, double hi, double step) {
   IssueShareFit best;
-  best.share = base.cuda_core_issue_share;
+  best.share = base.*share;
   const auto steps = static_cast<int>(std::floor((hi - lo) / step + 1e-9));
   for (int i = 0; i <= steps; ++i) {
     GpuModelParams p = base;
-    p.cuda_core_issue_share = lo + step * i;
+    p.*share = lo + step * i;
     std::size_t used = 0;
-    const double err = cuda_core_rms_log_error(rows, p, &used);
+    const double err = rms_log_error(rows, p, informs, &used);
     if (used == 0) return best;
-    if (i == 0 || err < best.rms_log_error) best = {p.cuda_core_issue_share, err, used};
+    if (i == 0 || err < best.rms_log_error) best = {p.*share, err, used};
   }
   return best;
 }
 
-// The quantized families' issue share (GpuModelParams::quantized_issue_share): the same fit
-// over the rows with quantized weights (any M, either family: the term applies to every
-// quantized kernel), RMS of log(model / measured), lowest share on a tie.
-inline bool informs_quantized_issue_share(const FitRow& r) { return is_quantized(r.weights) && r.us > 0; }
+inline double cuda_core_rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params,
+                                      std::size_t* used = nullptr) {
+  return rms_log_error(rows, params, informs_cuda_core_issue_share, used);
+}
+inline IssueShareFit fit_cuda_core_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
+                                               double lo = 0.05, double hi = 1.0, double step = 0.01) {
+  return fit_share(rows, base, informs_cuda_core_issue_share, &GpuModelParams::cuda_core_issue_share, lo, hi, step);
+}
 
 inline double quantized_rms_log_error(const std::vector<FitRow>& rows, const GpuModelParams& params,
                                       std::size_t* used = nullptr) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (const FitRow& r : rows) {
-    if (!informs_quantized_issue_share(r)) continue;
-    GpuModelParams p = params;
-    if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
-    const double e = std::log(estimate(r.config, r.dtype, r.shape, p, r.weights).time_us / r.us);
-    sum += e * e;
-    ++n;
-  }
-  if (used) *used = n;
-  return n ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
+  return rms_log_error(rows, params, informs_quantized_issue_share, used);
 }
-
-// The grid search. With no quantized rows, returns base's share and rows = 0.
 inline IssueShareFit fit_quantized_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
                                                double lo = 0.05, double hi = 1.0, double step = 0.01) {
-  IssueShareFit best;
-  best.share = base.quantized_issue_share;
-  const auto steps = static_cast<int>(std::floor((hi - lo) / step + 1e-9));
-  for (int i = 0; i <= steps; ++i) {
-    GpuModelParams p = base;
-    p.quantized_issue_share = lo + step * i;
-    std::size_t used = 0;
-    const double err = quantized_rms_log_error(rows, p, &used);
-    if (used == 0) return best;
-    if (i == 0 || err < best.rms_log_error) best = {p.quantized_issue_share, err, used};
-  }
-  return best;
+  return fit_share(rows, base, informs_quantized_issue_share, &GpuModelParams::quantized_issue_share, lo, hi, step);
 }
 
 // The quantized issue share and the resident warps it needs (quantized_issue_warps, on a grid of
