@@ -4,31 +4,19 @@
 // measuring at most 15% of the space, and prints the model's rank correlation per shape.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "gemvtune/model.hpp"
 #include "gemvtune/tuner.hpp"
 #include "tuner/strategy.hpp"
+#include "recorded_sweep.hpp"
 
 using namespace gemvtune;
 
 namespace {
 std::map<std::string, std::map<std::string, double>> read_sweep(const std::string& path) {
-  std::ifstream in(path);
   std::map<std::string, std::map<std::string, double>> out;
-  std::string line;
-  std::getline(in, line);  // header: shape,dtype,config,us
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string shape, dtype, config, us;
-    std::getline(ss, shape, ',');
-    std::getline(ss, dtype, ',');
-    std::getline(ss, config, ',');
-    std::getline(ss, us, ',');
-    out[shape][config] = std::stod(us);
-  }
+  for (const auto& r : recorded::read_sweep_rows(path)) out[r.shape][r.config] = r.us;
   return out;
 }
 }  // namespace

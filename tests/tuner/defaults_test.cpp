@@ -20,6 +20,7 @@
 #include "gemvtune/search_space.hpp"
 #include "tuner/model_fit.hpp"
 #include "tuner/strategy.hpp"
+#include "recorded_sweep.hpp"
 
 using namespace gemvtune;
 
@@ -74,23 +75,15 @@ std::vector<Point> load_points() {
       points.push_back(std::move(p));
     }
   }
-  std::ifstream in(kResults + kSweep);
-  EXPECT_TRUE(in) << "missing " << kResults + kSweep;
+  const auto rows = recorded::read_sweep_rows(kResults + kSweep);
+  EXPECT_FALSE(rows.empty()) << "missing " << kResults + kSweep;
   std::map<std::string, Point> sweep;
-  std::string line;
-  std::getline(in, line);  // shape,dtype,config,us
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string shape, dtype, config, us;
-    std::getline(ss, shape, ',');
-    std::getline(ss, dtype, ',');
-    std::getline(ss, config, ',');
-    std::getline(ss, us, ',');
-    Point& p = sweep[shape];
+  for (const auto& r : rows) {
+    Point& p = sweep[r.shape];
     p.run = kSweep;
-    p.dtype = parse_dtype(dtype);
-    p.shape = parse_shape(shape);
-    p.us[config] = std::stod(us);
+    p.dtype = parse_dtype(r.dtype);
+    p.shape = parse_shape(r.shape);
+    p.us[r.config] = r.us;
   }
   for (auto& [shape, p] : sweep) points.push_back(std::move(p));
   return points;

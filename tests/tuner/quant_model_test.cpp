@@ -26,6 +26,7 @@
 #include "gemvtune/weights.hpp"
 #include "tuner/model_fit.hpp"
 #include "tuner/strategy.hpp"
+#include "recorded_sweep.hpp"
 
 using namespace gemvtune;
 
@@ -48,24 +49,16 @@ struct Point {
 };
 
 void read_sweep(const Source& src, const std::string& shape_text, Point& p) {
-  std::ifstream in(kRaw + src.file);
-  EXPECT_TRUE(in) << "missing " << kRaw + src.file;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string shape, dtype, config, us;
-    std::getline(ss, shape, ',');
-    std::getline(ss, dtype, ',');
-    std::getline(ss, config, ',');
-    std::getline(ss, us, ',');
-    if (shape != shape_text) continue;
-    const auto colon = dtype.find(':');
-    p.dtype = parse_dtype(dtype.substr(0, colon));
-    p.weights = parse_weight_format(dtype.substr(colon + 1));
-    const bool tc = config.rfind("tc_", 0) == 0;
+  const auto rows = recorded::read_sweep_rows(kRaw + src.file);
+  EXPECT_FALSE(rows.empty()) << "missing " << kRaw + src.file;
+  for (const auto& r : rows) {
+    if (r.shape != shape_text) continue;
+    const auto colon = r.dtype.find(':');
+    p.dtype = parse_dtype(r.dtype.substr(0, colon));
+    p.weights = parse_weight_format(r.dtype.substr(colon + 1));
+    const bool tc = r.config.rfind("tc_", 0) == 0;
     if ((src.keep == Keep::cuda_core && tc) || (src.keep == Keep::tensor_core && !tc)) continue;
-    p.us[config] = std::stod(us);
+    p.us[r.config] = r.us;
   }
   p.shape = parse_shape(shape_text);
 }
