@@ -29,6 +29,10 @@ The agreement rule, from what each limiter means in tuner/explain.cpp:
   grid, bytes in flight, issue
                     the stream runs below the ceiling for a reason PDL cannot touch: agrees when
                     the PDL call reaches < 85% of the ceiling and PDL saves < 10%.
+  split-K fix-up    the partials and the last block's serial fix-up, a tail at the end of the
+                    call that PDL overlaps with the next call as it does the launch: agrees when
+                    the config splits K and the PDL call reaches < 85% of the ceiling (PDL's gain
+                    cannot tell it from the launch).
 A row agrees when its measurements satisfy the rule of the limiter explain names; "measured
 points to" gives the first of bandwidth, launch and ramp, "stream below the ceiling" whose
 rule holds, for comparison. With --check the exit status is 1 when a row disagrees (2 for
@@ -58,7 +62,8 @@ def rule_text():
     return (f"Agreement rule: **bandwidth** agrees when the PDL call reaches >= {BANDWIDTH_PCT:.0f}% of the read "
             f"ceiling; **launch and ramp** when PDL saves >= {100 * PDL_GAIN:.0f}% of the no-PDL time or the PDL "
             f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight** and **issue** when the PDL call reaches "
-            f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}%. PDL gain = (no-PDL - PDL) "
+            f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}%; **split-K fix-up** when the "
+            f"config splits K and the PDL call reaches < {BANDWIDTH_PCT:.0f}%. PDL gain = (no-PDL - PDL) "
             f"/ no-PDL, graph mode; % of ceiling is bench's, against the ceiling it measured.")
 
 
@@ -152,6 +157,12 @@ def agreement(limiter, row):
         why = f"{pct} of the ceiling, PDL saves {gain}"
         if ok is False:
             why += f" (needs < {BANDWIDTH_PCT:.0f}% and < {100 * PDL_GAIN:.0f}%)"
+    elif limiter == "split-K fix-up":
+        splits = "_sk1_" not in row.get("config", "_sk1_")
+        ok = None if r["bandwidth"] is None else (splits and not r["bandwidth"])
+        why = f"{pct} of the ceiling, " + ("K split" if splits else "K not split")
+        if ok is False:
+            why += f" (needs a split and < {BANDWIDTH_PCT:.0f}%)"
     else:
         return None, f"unknown limiter {limiter!r}"
     if ok is None:

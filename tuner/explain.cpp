@@ -16,6 +16,7 @@ const char* to_string(Limiter l) {
     case Limiter::bytes_in_flight: return "bytes in flight";
     case Limiter::launch: return "launch and ramp";
     case Limiter::issue: return "issue";
+    case Limiter::split_k: return "split-K fix-up";
     case Limiter::bandwidth: return "bandwidth";
   }
   return "?";
@@ -75,34 +76,60 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
   x.predicted_us = e.time_us;
   x.predicted_gbps = x.moved_bytes / (e.time_us * 1e-6) / 1e9;
 
-  // The verdict, in the order the causes are checked (docs/performance.md, "gemvtune explain").
+  // The verdict (docs/performance.md, "gemvtune explain"): the model's time is the weights'
+  // stream at the read ceiling plus what each cause adds to it; the limiter is the cause that
+  // adds the most, unless all of them together leave the call within kBandwidthShare of the
+  // stream alone: then it is bandwidth.
+  constexpr double kBandwidthShare = 0.85;
+  const double sm_share_gbps = gpu.read_ceiling_gbps / sms;
+  const double at_sm_rate = e.transfer_us * e.balance;          // bytes / (SM rate x SMs)
+  const double ideal = at_sm_rate * e.sm_gbps / sm_share_gbps;  // bytes / ceiling
+  struct Loss {
+    Limiter limiter;
+    double us;
+  };
+  const Loss losses[] = {{Limiter::grid, e.transfer_us - at_sm_rate},
+                         {Limiter::bytes_in_flight, at_sm_rate - ideal},
+                         {Limiter::launch, e.launch_us},
+                         {Limiter::issue, e.stream_us - e.transfer_us},
+                         {Limiter::split_k, e.split_us + e.reduce_us}};
+  const Loss* top = &losses[0];
+  for (const Loss& l : losses)
+    if (l.us > top->us) top = &l;
+  const double share = ideal / e.time_us;
   const double idle_sms = std::max(0.0, double(sms) - double(x.blocks));
-  if (e.balance < 0.8) {
-    x.limiter = Limiter::grid;
-    if (x.blocks < sms)
-      x.verdict = format("grid: %.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
-                         double(x.blocks), sms, idle_sms, 100 * e.balance);
-    else
-      x.verdict = format("grid: the busiest SM runs more blocks than the average, a last wave mostly empty "
-                         "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
-                         std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
-  } else if (e.in_flight_per_sm < 0.95 * e.needed_per_sm) {
-    x.limiter = Limiter::bytes_in_flight;
-    x.verdict = format("bytes in flight: %.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
-                       e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
-  } else if (e.launch_us >= e.transfer_us / 3) {
-    x.limiter = Limiter::launch;
-    x.verdict = format("launch and ramp: the model's %.2f us launch term against %.2f us of transfer (%.0f%%)",
-                       e.launch_us, e.transfer_us, 100 * e.launch_us / e.transfer_us);
-  } else if (e.compute_us > e.transfer_us) {
-    x.limiter = Limiter::issue;
-    x.verdict = format("issue: the arithmetic per weight (%.2f us) outlasts the stream (%.2f us)", e.compute_us,
-                       e.transfer_us);
-  } else {
-    x.limiter = Limiter::bandwidth;
-    x.verdict = format("bandwidth: %.1f KB in flight per SM covers the %.1f KB needed; the stream itself "
-                       "(%.2f us of %.2f us predicted)",
-                       e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, e.transfer_us, e.time_us);
+  x.limiter = share >= kBandwidthShare ? Limiter::bandwidth : top->limiter;
+  switch (x.limiter) {
+    case Limiter::grid:
+      if (x.blocks < sms)
+        x.verdict = format("grid: %.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
+                           double(x.blocks), sms, idle_sms, 100 * e.balance);
+      else
+        x.verdict = format("grid: the busiest SM runs more blocks than the average, a last wave mostly empty "
+                           "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
+                           std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
+      break;
+    case Limiter::bytes_in_flight:
+      x.verdict = format("bytes in flight: %.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
+                         e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
+      break;
+    case Limiter::launch:
+      x.verdict = format("launch and ramp: the model's %.2f us launch term against %.2f us of transfer (%.0f%%)",
+                         e.launch_us, e.transfer_us, 100 * e.launch_us / e.transfer_us);
+      break;
+    case Limiter::issue:
+      x.verdict = format("issue: the arithmetic per weight (%.2f us) outlasts the stream (%.2f us)", e.compute_us,
+                         e.transfer_us);
+      break;
+    case Limiter::split_k:
+      x.verdict = format("split-K fix-up: %.2f us of partials and fix-up against %.2f us of transfer (%.0f%%)",
+                         e.split_us + e.reduce_us, e.transfer_us, 100 * (e.split_us + e.reduce_us) / e.transfer_us);
+      break;
+    case Limiter::bandwidth:
+      x.verdict = format("bandwidth: the stream at the ceiling is %.0f%% of the %.2f us predicted; %.1f KB in flight "
+                         "per SM covers the %.1f KB needed",
+                         100 * share, e.time_us, e.in_flight_per_sm / 1024, e.needed_per_sm / 1024);
+      break;
   }
   return x;
 }

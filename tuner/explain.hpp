@@ -27,8 +27,9 @@ struct KernelResources {
 //   launch           the launch + ramp term >= a third of the transfer time
 //   issue            the arithmetic term (CUDA cores at M > 1, quantized) > the transfer time
 //   bandwidth        none of those: enough bytes in flight, the stream itself
-enum class Limiter { grid, bytes_in_flight, launch, issue, bandwidth };
-const char* to_string(Limiter l);  // "grid", "bytes in flight", "launch and ramp", "issue", "bandwidth"
+enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, bandwidth };
+// "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "bandwidth"
+const char* to_string(Limiter l);
 
 struct Explanation {
   KernelConfig config;

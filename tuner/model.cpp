@@ -90,10 +90,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double issue_us = 0;
   // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
   // batch row a conversion; fp32 issue at cuda_core_issue_share of 128 lanes x clock per SM.
-  // The share (0.25; it was 0.60) is the least-squares fit in log time (tuner/model_fit.hpp,
+  // The share (0.26; it was 0.60) is the least-squares fit in log time (tuner/model_fit.hpp,
   // fit_cuda_core_issue_share) over every CUDA-core candidate measured at M > 1 in
   // bench/results/raw/0135af0_h200_bench_batch_{bf16,fp16,fp32}.json and
-  // 83ba666_bench_batch_bf16.json (134 rows; RMS log error 0.27 against 0.58 at 0.60);
+  // 83ba666_bench_batch_bf16.json (134 rows; RMS log error 0.26 against 0.55 at 0.60, both with
+  // the launch terms fitted below);
   // tests/tuner/defaults_test.cpp refits it and checks the shipped value. With 0.60 the
   // default at M = 2 and 4 was a CUDA-core config 1.16 to 2.52x slower than the tuned winner.
   // Past m ~ 4 this, not the weight stream, sets the time; tensor cores do the products in a
@@ -114,7 +115,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // bench/results/raw/q-run2_h200_sweep_{int8,fp8,int4g128_cudacore}.csv,
   // q-run3_h200_sweep_int4g128_{28672x4096,4096x4096}.csv (CUDA-core rows; their tensor-core
   // rows are of the kernel before 5b5fbfb) and 5b5fbfb_h200_sweep_int4g128_tc.csv, with the
-  // register and shared-memory estimates above: 0.28 and 8 warps, RMS log error 0.272 (0.357
+  // register and shared-memory estimates above: 0.29 and 8 warps (0.28 before the launch terms were
+  // fitted), RMS log error 0.270 (0.357
   // with the constants before, 0.35 and no warp term);
   // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
@@ -138,6 +140,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // A block of k_warps > 1 ends with a barrier and a shared-memory reduction.
   const double reduce_us = 0.05 * (c.k_warps > 1 ? 1 : 0);
 
+  // Launch, ramp and drain (GpuModelParams::launch_us, pdl_launch_us): the median of what the
+  // recorded H200 winners take beyond the other terms at M = 1, 28 runs each without and with
+  // PDL (fit_launch, tests/tuner/defaults_test.cpp): 2.8 and 1.2 us (2.2 and 0.8 before).
   ModelEstimate e;
   e.time_us = (c.pdl ? gpu.pdl_launch_us : gpu.launch_us) + stream_us + split_us + reduce_us;
   e.bytes_in_flight = in_flight_per_sm * std::min(blocks, sms);

@@ -9,6 +9,7 @@
 // (lowest) value on a tie. Rows the term does not touch (M = 1, tensor cores, quantized) are
 // not used. The shipped value and the data it came from: tuner/model.cpp and docs/tuning.md.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -99,6 +100,33 @@ inline double quantized_rms_log_error(const std::vector<FitRow>& rows, const Gpu
 inline IssueShareFit fit_quantized_issue_share(const std::vector<FitRow>& rows, const GpuModelParams& base = {},
                                                double lo = 0.05, double hi = 1.0, double step = 0.01) {
   return fit_share(rows, base, informs_quantized_issue_share, &GpuModelParams::quantized_issue_share, lo, hi, step);
+}
+
+// The launch terms (GpuModelParams::launch_us and pdl_launch_us): what a measured call takes
+// beyond the model's other terms (stream, split-K, reduction), the median over dense M = 1 rows
+// without and with PDL. A median, not a mean: a few configs the model mis-streams (bytes in
+// flight, waves) would drag a mean with them.
+struct LaunchFit {
+  double launch_us = 0, pdl_launch_us = 0;
+  std::size_t rows = 0, pdl_rows = 0;
+};
+inline bool informs_launch(const FitRow& r) { return r.weights == WeightFormat::dense && r.m == 1 && r.us > 0; }
+inline LaunchFit fit_launch(const std::vector<FitRow>& rows, const GpuModelParams& base = {}) {
+  std::vector<double> plain, pdl;
+  for (const FitRow& r : rows) {
+    if (!informs_launch(r)) continue;
+    GpuModelParams p = base;
+    if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
+    const ModelEstimate e = estimate(r.config, r.dtype, r.shape, p, r.weights);
+    (r.config.pdl ? pdl : plain).push_back(r.us - (e.time_us - e.launch_us));
+  }
+  const auto median = [](std::vector<double> v, double none) {
+    if (v.empty()) return none;
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  };
+  return {median(plain, base.launch_us), median(pdl, base.pdl_launch_us), plain.size(), pdl.size()};
 }
 
 // The quantized issue share and the resident warps it needs (quantized_issue_warps, on a grid of

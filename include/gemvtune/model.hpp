@@ -19,8 +19,8 @@ struct GpuModelParams {
   int sm_count = 132;
   double read_ceiling_gbps = 4470;   // measured by `gemvtune peak`
   double latency_ns = 800;           // loaded memory latency
-  double launch_us = 2.2;            // launch + ramp + drain of one kernel in a graph
-  double pdl_launch_us = 0.8;        // the same when it overlaps the previous kernel (PDL)
+  double launch_us = 2.8;            // launch + ramp + drain of one kernel in a graph (2.2 before the fit)
+  double pdl_launch_us = 1.2;        // the same when it overlaps the previous kernel (PDL; 0.8 before)
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
   double shared_bytes_per_sm = 228 * 1024;  // shared memory per SM (sm_90), for the int4 tc ring
@@ -28,11 +28,11 @@ struct GpuModelParams {
   // shares are fitted to recorded H200 measurements (tuner/model_fit.hpp; the data files are
   // named in tuner/model.cpp and docs/tuning.md, "Fitting the model's constants").
   double clock_ghz = 1.98;
-  double cuda_core_issue_share = 0.25;  // dense CUDA-core family at M > 1 (0.60 before the fit)
-  // The quantized families: 0.28 of the issue rate with at least 8 warps resident per SM,
+  double cuda_core_issue_share = 0.26;  // dense CUDA-core family at M > 1 (0.60 before the fit)
+  // The quantized families: 0.29 of the issue rate with at least 8 warps resident per SM,
   // proportionally less with fewer (0.35 and no warp term before the fit of the quantized
   // sweeps, fit_quantized_issue; tuner/model.cpp names the data).
-  double quantized_issue_share = 0.28;
+  double quantized_issue_share = 0.29;
   double quantized_issue_warps = 8;  // 0: no warp term
 };
 

@@ -116,6 +116,12 @@ def test_agreement_rule_at_its_thresholds():
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=12, pct=70))[0] is False  # PDL saves 16.7%
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=85))[0] is False
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=None, pct=70))[0] is None
+    # split-K fix-up: the config splits K and the call is under 85% of the ceiling, whatever PDL
+    # gains (PDL overlaps the fix-up tail as it does the launch).
+    split = dict(row(pdl_us=10, no_pdl_us=14, pct=70), config="tc_t128_r1_kw4_v16_u4_sk8_cs_pdl_m8")
+    assert lc.agreement("split-K fix-up", split)[0] is True
+    assert lc.agreement("split-K fix-up", dict(split, pct=86))[0] is False
+    assert lc.agreement("split-K fix-up", dict(split, config="t128_r1_kw1_v16_u8_sk1_cs_pdl"))[0] is False
     assert lc.agreement("split-K", row())[0] is None
     # What the measurements alone point to: the first kind that holds.
     assert lc.measured_points_to(row(pdl_us=10, no_pdl_us=20, pct=90)) == "bandwidth"

@@ -73,11 +73,15 @@ TEST(Explain, BandwidthBoundConfigAgainstHandNumbers) {
   EXPECT_NEAR(x.needed_per_sm, kNeededPerSm, 1e-6);
   EXPECT_EQ(x.split_partial_bytes, 0);
   EXPECT_EQ(x.split_us, 0);
-  // Time: PDL launch 0.8 us + 32 MiB at the ceiling, balance 0.85 + 0.15 x 1.94 / 2.
+  // Time: PDL launch 1.2 us + 32 MiB at the ceiling, balance 0.85 + 0.15 x 1.94 / 2.
   const double balance = 0.85 + 0.15 * (1024.0 / 528) / 2;
   const double transfer = 2.0 * 4096 * 4096 / (4470e9 * balance) * 1e6;
   EXPECT_NEAR(x.model.transfer_us, transfer, 1e-9);
-  EXPECT_NEAR(x.predicted_us, 0.8 + transfer, 1e-9);
+  EXPECT_NEAR(x.predicted_us, 1.2 + transfer, 1e-9);
+  // The stream at the ceiling, 7.51 us, is 86% of the 8.74 us predicted: bandwidth (>= 85%).
+  const double ideal = 2.0 * 4096 * 4096 / 4470e9 * 1e6;
+  EXPECT_NEAR(ideal / x.predicted_us, 0.859, 0.001);
+  EXPECT_NE(x.verdict.find("86% of the 8.74 us"), std::string::npos) << x.verdict;
   EXPECT_NEAR(x.predicted_us, estimate(c, DType::bf16, k4096x4096, GpuModelParams{}).time_us, 1e-12);
   EXPECT_NEAR(x.moved_bytes, 2.0 * 4096 * 4096 + 2.0 * (4096 + 4096), 1e-6);
   EXPECT_EQ(x.limiter, Limiter::bandwidth) << x.verdict;
@@ -140,9 +144,20 @@ TEST(Explain, SmallShapeWithoutPdlIsLaunchAndRamp) {
   const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs");
   const Explanation x = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{});
   EXPECT_EQ(x.blocks, 256);
-  EXPECT_DOUBLE_EQ(x.model.launch_us, 2.2);
+  EXPECT_DOUBLE_EQ(x.model.launch_us, 2.8);
   EXPECT_DOUBLE_EQ(x.model.balance, (256.0 / 132) / 2);
   EXPECT_NEAR(x.model.transfer_us, 2.0 * 1024 * 4096 / (4470e9 * x.model.balance) * 1e6, 1e-9);
+  EXPECT_EQ(x.limiter, Limiter::launch) << x.verdict;
+}
+
+TEST(Explain, WithPdlTheLaunchStillLimitsASmallShape) {
+  // 1024x4096 bf16 is 8.4 MB: 1.88 us at the ceiling, 1.94 us with 256 blocks' balance, plus
+  // 1.2 us of launch with PDL: the stream is 60% of the time and the launch the largest loss.
+  const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
+  const Explanation x = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{});
+  const double ideal = 2.0 * 1024 * 4096 / 4470e9 * 1e6;
+  EXPECT_NEAR(x.predicted_us, 1.2 + ideal / ((256.0 / 132) / 2), 1e-9);
+  EXPECT_LT(ideal / x.predicted_us, 0.85);
   EXPECT_EQ(x.limiter, Limiter::launch) << x.verdict;
 }
 
@@ -154,7 +169,12 @@ TEST(Explain, SplitKPartialsAndFixUpAsTheModelCountsThem) {
   EXPECT_EQ(x.blocks, 4096);
   EXPECT_DOUBLE_EQ(x.split_partial_bytes, 4.0 * 4 * 4096);  // fp32, 4 splits, M 1
   EXPECT_NEAR(x.split_us, 0.8 + 0.5 * 3 + 0.04 * 3 * x.model.stream_us, 1e-12);
-  EXPECT_NEAR(x.predicted_us, 0.8 + x.model.stream_us + x.split_us, 1e-12);
+  EXPECT_NEAR(x.predicted_us, 1.2 + x.model.stream_us + x.split_us, 1e-12);
+  // 0.8 + 1.5 + 12% of the stream: the largest of the losses, and the call is under 85% of the
+  // stream at the ceiling.
+  EXPECT_GT(x.split_us, 1.2);
+  EXPECT_LT(2.0 * 4096 * 14336 / 4470e9 * 1e6 / x.predicted_us, 0.85);
+  EXPECT_EQ(x.limiter, Limiter::split_k) << x.verdict;
 }
 
 TEST(Explain, RefusesAConfigInvalidForTheShape) {

@@ -185,6 +185,8 @@ TEST(QuantModel, ShippedIssueConstantsAreTheFitOfTheRecordedSweeps) {
   GpuModelParams before;
   before.quantized_issue_share = 0.35;  // the constants before the fit
   before.quantized_issue_warps = 0;
+  before.launch_us = 2.2;
+  before.pdl_launch_us = 0.8;
   const double err_before = quantized_rms_log_error(rows, before);
   std::printf("[gemvtune] quantized issue: fit share %.2f, warps %.0f over %zu rows, RMS log error %.3f (at 0.35, "
               "no warp term: %.3f)\n",
