@@ -44,8 +44,9 @@ std::vector<TuneRecord> TuningCache::list() const {
   return cache::load_all_tuned(impl_->conn, false);
 }
 
-std::optional<TuneRecord> TuningCache::nearest(
-    const CacheKey& k, const std::function<bool(const std::string& config)>& usable) const {
+std::optional<TuneRecord> TuningCache::nearest(const CacheKey& k,
+                                               const std::function<bool(const std::string& config)>& usable,
+                                               bool other_shapes_only) const {
   // A log distance makes 4096 -> 8192 as far as 8192 -> 16384: what matters for a GEMV's
   // behaviour is the ratio of sizes, not their difference.
   if (k.shape.n <= 0 || k.shape.k <= 0) return std::nullopt;
@@ -58,6 +59,7 @@ std::optional<TuneRecord> TuningCache::nearest(
   order.reserve(family.size());
   for (std::size_t i = 0; i < family.size(); ++i) {
     if (family[i].key.shape.n <= 0 || family[i].key.shape.k <= 0) continue;
+    if (other_shapes_only && family[i].key.shape == k.shape) continue;
     order.emplace_back(distance(family[i].key.shape), i);
   }
   // family is ordered by (n, k), so a stable sort by distance breaks ties by (n, k).

@@ -1,5 +1,7 @@
 // gemvtune bench: for each shape and batch M, the tuned kernel (from the cache, tuned on the spot if
-// missing), the same kernel with PDL off, the untuned analytic default and cuBLAS, all on the
+// missing), the same kernel with PDL off, the untuned analytic default, what a server would run
+// with no entry for this shape (the nearest other tuned shape's config: "untuned", when it is
+// not the default; the JSON's untuned_source names it) and cuBLAS, all on the
 // same rotated weights, each checked against float64 first, then timed in a CUDA graph of
 // back-to-back calls and eagerly, cuBLAS at the same M. Prints per-shape rows and geometric
 // means per M; --json too. With --weights (quantized W), cuBLAS multiplies the same shape with
@@ -146,13 +148,20 @@ int cmd_bench(const std::vector<std::string>& args) {
     no_pdl.pdl = false;
     no_pdl.prefetch_l2 = false;
     if (r.config.pdl) rows.push_back(gemvtune_variant("tuned, no PDL", no_pdl));
-    rows.push_back(gemvtune_variant("default", default_config(dtype, shape, model, m, weights)));
+    const KernelConfig analytic = default_config(dtype, shape, model, m, weights);
+    const std::size_t default_row = rows.size();
+    rows.push_back(gemvtune_variant("default", analytic));
+    // What a server gets for this shape with no entry of its own: the nearest other tuned shape's
+    // config, when that is not the model's default (timed above).
+    const Resolved untuned = resolve_config(&cache, gpu.id, shape, dtype, m, weights, ResolveScope::other_shapes);
+    if (untuned.source != ConfigSource::model_default && !(untuned.config == analytic))
+      rows.push_back(gemvtune_variant("untuned", untuned.config));
     rows.push_back(base);
     ratios[bi].graph.push_back(base.graph.us_per_call / rows[0].graph.us_per_call);
     ratios[bi].eager.push_back(base.eager.us_per_call / rows[0].eager.us_per_call);
-    ratios[bi].default_graph.push_back(base.graph.us_per_call / rows[rows.size() - 2].graph.us_per_call);
+    ratios[bi].default_graph.push_back(base.graph.us_per_call / rows[default_row].graph.us_per_call);
     nlohmann::json js = {{"shape", to_string(shape)}, {"batch", m}, {"source", source},
-                         {"variants", nlohmann::json::array()}};
+                         {"untuned_source", untuned.source_text}, {"variants", nlohmann::json::array()}};
     for (const auto& v : rows) {
       const double gx = base.graph.us_per_call / v.graph.us_per_call, ex = base.eager.us_per_call / v.eager.us_per_call;
       std::fprintf(table, "%-12s %3d %-16s %-40s %9.2f %7.0f %6.1f %7.2f %9.2f %7.2f\n", to_string(shape).c_str(), m,

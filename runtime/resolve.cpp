@@ -33,7 +33,7 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 }  // namespace
 
 Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
-                        int batch, WeightFormat weights) {
+                        int batch, WeightFormat weights, ResolveScope scope) {
   check_shape(shape);
   check_batch(batch);
   Resolved out;
@@ -61,15 +61,17 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     // M (its m tile), then the nearest shape at M, then at the covering batches. nearest()
     // counts the exact shape as distance 0 and its key carries gpu, weight format and template
     // version, so other GPUs, formats and templates are never candidates.
+    const bool own_shape = scope == ResolveScope::all_entries;
     key.batch = batch;
-    if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
-    for (int b = batch + 1; b <= kMaxBatch; ++b) {
+    if (own_shape)
+      if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
+    for (int b = batch + 1; own_shape && b <= kMaxBatch; ++b) {
       key.batch = b;
       if (auto found = cache->find(key); found && usable(found->config)) return take(std::move(found));
     }
     for (int b = batch; b <= kMaxBatch; ++b) {
       key.batch = b;
-      if (auto found = cache->nearest(key, usable)) return take(std::move(found));
+      if (auto found = cache->nearest(key, usable, !own_shape)) return take(std::move(found));
     }
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
   }

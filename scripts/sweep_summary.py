@@ -5,10 +5,11 @@
 
 One row per (file, shape, M): the weights' size in MiB (bf16/fp16/fp32 dense: N x K x element
 size; quantized: the bytes the tuned kernel reads per call), the tuned kernel's and cuBLAS's
-microseconds per call in graph mode, tuned / cuBLAS and untuned / cuBLAS (bench's "default"
-variant: the analytic default config, what a shape with no cache entry and no tuned neighbour
-runs), and the tuned kernel's share of the read ceiling bench measured. A last column names the
-bars a row misses:
+microseconds per call in graph mode, tuned / cuBLAS and untuned / cuBLAS (bench's "untuned"
+variant where it has one: the nearest other tuned shape's config, what a server runs for a
+shape with no entry of its own; else its "default" variant: the analytic default config, what a
+shape with no cache entry and no tuned neighbour runs), and the tuned kernel's share of the
+read ceiling bench measured. A last column names the bars a row misses:
 
   tuned        tuned / cuBLAS < 1.05
   untuned      untuned default / cuBLAS < 0.95
@@ -61,7 +62,8 @@ def rows_of(doc, label):
             m = int(entry.get("batch", 1))
         except (KeyError, ValueError, AttributeError) as e:
             raise BadInput(f"{label}: bad shape entry {entry!r}: {e}") from None
-        tuned, cublas, default = _variant(entry, "tuned"), _variant(entry, "cuBLAS"), _variant(entry, "default")
+        tuned, cublas = _variant(entry, "tuned"), _variant(entry, "cuBLAS")
+        default = _variant(entry, "untuned") or _variant(entry, "default")
         if tuned is None or cublas is None:
             raise BadInput(f"{label}: {entry['shape']} at M = {m} lacks the tuned or the cuBLAS variant")
         if weights == "dense" and dtype in ELEMENT_BYTES:

@@ -116,10 +116,11 @@ class TuningCache {
 
   // The tuned shape on the same gpu, dtype, batch, weights and template_version nearest to
   // k.shape by |log(n/n')| + |log(k/k')| and whose config `usable` accepts; the exact shape
-  // counts too. Ties go to the smaller (n, k). An empty `usable` accepts every config.
-  // Candidates are not loaded (find(r.key, true) does).
-  std::optional<TuneRecord> nearest(
-      const CacheKey& k, const std::function<bool(const std::string& config)>& usable) const;
+  // counts too unless other_shapes_only. Ties go to the smaller (n, k). An empty `usable`
+  // accepts every config. Candidates are not loaded (find(r.key, true) does).
+  std::optional<TuneRecord> nearest(const CacheKey& k,
+                                    const std::function<bool(const std::string& config)>& usable,
+                                    bool other_shapes_only = false) const;
 
   // Replaces the peak of p.gpu.
   void store_peak(const PeakRecord& p);

@@ -30,7 +30,11 @@ struct Resolved {
 // The default is the model's best config of the format's search space (default_config with
 // the weight format); source_text says it is the default. cache may be null (no cache file):
 // then the default. Needs no GPU.
+// `scope` other_shapes answers as if this shape had no entry at any batch: the nearest other
+// tuned shape, else the default. What a server gets for a shape nobody tuned; bench times it.
+enum class ResolveScope { all_entries, other_shapes };
 Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const Shape& shape, DType dtype,
-                        int batch = 1, WeightFormat weights = WeightFormat::dense);
+                        int batch = 1, WeightFormat weights = WeightFormat::dense,
+                        ResolveScope scope = ResolveScope::all_entries);
 
 }  // namespace gemvtune

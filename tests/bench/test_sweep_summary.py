@@ -110,6 +110,15 @@ def test_passing_files_and_several_files(tmp_path):
     assert "M = 1: 3 rows, geometric mean tuned" in out
 
 
+def test_untuned_variant_is_preferred_to_the_default(tmp_path):
+    # The nearest other shape's config ("untuned") is what a server runs: it decides the bar.
+    e = entry("4096x4096", 9.0, 12.0, 10.0)  # default at 1.2x cuBLAS
+    e["variants"].insert(2, variant("untuned", 13.0))  # the nearest shape's config: 0.92x
+    rc, out, err = run(write(tmp_path, "u.json", document(e)), "--check")
+    assert rc == 1, out + err
+    assert "| 0.92x |" in out and "**untuned**" in out
+
+
 @pytest.mark.parametrize("content, message", [
     ("{\"gpu\": \"x\"}", "not a gemvtune bench --json document"),
     ("not json", "bad.json:"),

@@ -67,6 +67,13 @@ TEST_F(CacheNearest, ExactShapeCounts) {
   EXPECT_EQ(r->key.shape, (Shape{8192, 8192}));
 }
 
+TEST_F(CacheNearest, OtherShapesOnlyLeavesTheExactShapeOut) {
+  const auto r = cache.nearest(make_key(8192, 8192), any, /*other_shapes_only=*/true);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NE(r->key.shape, (Shape{8192, 8192}));
+  EXPECT_NE(r->config, cfg_8192x8192);
+}
+
 TEST_F(CacheNearest, SkipsConfigsThePredicateRejects) {
   const auto not_4096 = [](const std::string& c) { return c != cfg_4096x4096; };
   // From 4000x4000: 4096x14336 and 14336x4096 tie (1.30) ahead of 8192x8192 (1.43);

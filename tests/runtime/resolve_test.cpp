@@ -69,6 +69,28 @@ TEST_F(ResolveTest, NearestShapeSaysWhichShape) {
   EXPECT_EQ(to_string(r.config), "t256_r2_kw2_v16_u2_sk1_cs_pdl");
 }
 
+// What a shape nobody tuned gets (bench's "untuned" variant): its own entries, at any batch, are
+// left out; the nearest other shape answers, else the default.
+TEST_F(ResolveTest, OtherShapesScopeLeavesTheShapesOwnEntriesOut) {
+  cache.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  cache.store(record(kH200, {4096, 8192}, "t64_r1_kw1_v16_u8_sk1_nc"));
+  const Resolved own = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16);
+  EXPECT_EQ(own.source, ConfigSource::exact);
+  const Resolved other =
+      resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 1, WeightFormat::dense, ResolveScope::other_shapes);
+  EXPECT_EQ(other.source, ConfigSource::nearest);
+  EXPECT_EQ(other.source_text, "nearest 4096x8192");
+  EXPECT_EQ(to_string(other.config), "t64_r1_kw1_v16_u8_sk1_nc");
+  // Alone in the cache, the shape gets the model's default.
+  TempDir d2;
+  TuningCache alone{d2.file("c.sqlite"), CacheMode::read_write};
+  alone.store(record(kH200, {4096, 4096}, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
+  const Resolved none =
+      resolve_config(&alone, kH200, {4096, 4096}, DType::bf16, 1, WeightFormat::dense, ResolveScope::other_shapes);
+  EXPECT_EQ(none.source, ConfigSource::model_default);
+  EXPECT_EQ(none.config, default_config(DType::bf16, {4096, 4096}, params(kH200)));
+}
+
 TEST_F(ResolveTest, NearestSkipsConfigsThatCannotRunTheShape) {
   // sk8 needs K to hold 8 warp-wide loads (8 x 256 bf16 elements): not K = 512.
   cache.store(record(kH200, {4096, 1024}, "t128_r1_kw1_v16_u2_sk8_cs"));
