@@ -44,6 +44,13 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 DB=${DB:-$OUT/cache.sqlite}
 G="$B/cli/gemvtune"
+# A correctness suite (test binary $1) under compute-sanitizer memcheck with every $3-th config;
+# the whole log in $OUT/$2, its end and the exit status printed.
+memcheck() {
+  GEMVTUNE_TEST_CONFIG_STRIDE=$3 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$B/tests/$1" --gtest_brief=1 2>&1 | tee "$OUT/$2" | tail -8
+  echo "compute-sanitizer exit: ${PIPESTATUS[0]}"
+}
 for step in "$@"; do
   echo "===== $step ($(date +%T))"
   case $step in
@@ -56,9 +63,7 @@ for step in "$@"; do
         echo "== $t"; "$t" --gtest_brief=1 2>&1 | tee "$OUT/$(basename "$t").log" | grep -E "gemvtune\]|PASSED|FAILED|SKIPPED|Failure|ns per" | head -30
       done ;;
     sanitizer)
-      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-7} compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$B/tests/test_gemv_gpu" --gtest_brief=1 2>&1 | tee "$OUT/sanitizer.log" | tail -8
-      echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
+      memcheck test_gemv_gpu sanitizer.log "${STRIDE:-7}" ;;
     tune)
       rm -f "$DB"*
       /usr/bin/time -f "tune wall time %e s" "$G" tune --preset llama-3.1-8b --db "$DB" 2>&1 | tee "$OUT/tune_one_gpu.log" | tail -14
@@ -143,9 +148,7 @@ for step in "$@"; do
         grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Issued Ipc|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|graph:|issue_stalled|Issue Slots Busy|Executed Ipc A" "$OUT/profile_$n.txt" | head -45
       done ;;
     quantsanitizer)
-      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-29} compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 2>&1 | tee "$OUT/quant_sanitizer.log" | tail -8
-      echo "compute-sanitizer exit: ${PIPESTATUS[0]}" ;;
+      memcheck test_gemv_quant_gpu quant_sanitizer.log "${STRIDE:-29}" ;;
     familysweep)
       FAM_DB="$OUT/cache_families.sqlite"; SMALL_DB="$OUT/cache_small.sqlite"
       rm -f "$FAM_DB"* "$SMALL_DB"*
