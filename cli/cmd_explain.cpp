@@ -1,6 +1,7 @@
 // gemvtune explain: why a config runs as fast as it does on a shape (tuner/explain.hpp): grid,
 // waves, residency, bytes in flight against Little's law, the cubin's registers, stack and
-// spills, split-K's cost, the model's time and what limits it; on a GPU also one measurement.
+// spills, split-K's cost, the model's time and what limits it; on a GPU also one measurement,
+// or a time measured elsewhere given with --measured-us. A measured time decides the limiter.
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -80,7 +81,7 @@ std::string kb(double bytes) { return fixed("%.1f", bytes / 1024) + " KB"; }
 
 int cmd_explain(const std::vector<std::string>& args) {
   po::options_description desc("explain options");
-  std::string shape_text, dtype_text, weights_text, config_text, db, gpu_text;
+  std::string shape_text, dtype_text, weights_text, config_text, db, gpu_text, measured_text;
   std::vector<std::string> batch_texts;
   int device = 0;
   desc.add_options()
@@ -94,11 +95,16 @@ int cmd_explain(const std::vector<std::string>& args) {
       ("gpu", po::value(&gpu_text),
        "explain for this GPU model instead of a device, as `list` shows it, e.g. 'NVIDIA H200/132sm/cc9.0' "
        "(needs no GPU; measured only when the device is that model)")
+      ("measured-us", po::value(&measured_text),
+       "microseconds per call of this config, measured elsewhere (e.g. the graph-mode time `gemvtune bench` "
+       "reports), a number > 0: shown as the measured time, with its source, instead of measuring on the "
+       "device; like a measurement it decides the limiter (bandwidth when the call reaches >= 85% of the "
+       "read ceiling, else the model's largest cost). Works with --gpu, no GPU needed")
       ("json", "print the explanation as JSON");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
                     "gemvtune explain --shape NxK [--batch M] [--dtype bf16] [--weights dense] [--config CONFIG] "
-                    "[--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--json]"))
+                    "[--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--measured-us T] [--json]"))
     return kOk;
   const Shape shape = parse_shape(shape_text);
   const DType dtype = parse_dtype(dtype_text);
@@ -107,6 +113,8 @@ int cmd_explain(const std::vector<std::string>& args) {
   if (batches.size() != 1) throw UsageError("explain takes one --batch at a time");
   const int batch = batches.front();
   if (vm.count("gpu") && !vm["device"].defaulted()) throw UsageError("give --device or --gpu, not both");
+  std::optional<double> given_us;
+  if (vm.count("measured-us")) given_us = parse_measured_us(measured_text);
   const bool gpu_given = vm.count("gpu") > 0;
   GpuIdentity gpu;
   if (gpu_given) {
@@ -153,8 +161,19 @@ int cmd_explain(const std::vector<std::string>& args) {
   } catch (const CompileError& e) {
     compile_error = e.what();
   }
-  const Explanation x = explain(config, dtype, shape, batch, weights, model, cubin);
-  const Measured meas = measure(config, dtype, shape, batch, weights, gpu, gpu_given, device);
+  // A time given with --measured-us, else one measurement on the device when it is the GPU
+  // explained; either decides the limiter (tuner/explain.hpp, choose_limiter).
+  check_config(config, dtype, shape, batch, weights);
+  Measured meas;
+  std::optional<MeasuredTime> measured;
+  if (given_us) {
+    measured = MeasuredTime{*given_us, "given with --measured-us"};
+  } else {
+    meas = measure(config, dtype, shape, batch, weights, gpu, gpu_given, device);
+    if (meas.done)
+      measured = MeasuredTime{meas.us, "measured on device " + std::to_string(device) + " in graph mode"};
+  }
+  const Explanation x = explain(config, dtype, shape, batch, weights, model, cubin, measured);
   const ModelEstimate& e = x.model;
 
   if (vm.count("json")) {
@@ -182,7 +201,12 @@ int cmd_explain(const std::vector<std::string>& args) {
                    {"transfer_us", e.transfer_us}, {"compute_us", e.compute_us}, {"stream_us", e.stream_us},
                    {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance},
                    {"moved_bytes", x.moved_bytes}}},
-        {"limiter", to_string(x.limiter)}, {"verdict", x.verdict}};
+        {"limiter", to_string(x.limiter)}, {"verdict", x.verdict},
+        {"limiter_basis", x.measured_share ? "measured" : "model"},
+        {"model_largest_cost", to_string(x.largest)},
+        {"model_stream_share", x.model_share},
+        {"costs_us", {{"grid", x.costs.grid}, {"bytes_in_flight", x.costs.bytes_in_flight},
+                      {"launch", x.costs.launch}, {"issue", x.costs.issue}, {"split_k", x.costs.split_k}}}};
     if (cubin) {
       j["cubin"] = {{"registers", cubin->registers}, {"stack_frame_bytes", cubin->stack_frame_bytes},
                     {"spill_store_bytes", cubin->spill_store_bytes}, {"spill_load_bytes", cubin->spill_load_bytes}};
@@ -192,9 +216,14 @@ int cmd_explain(const std::vector<std::string>& args) {
       j["cubin"] = nullptr;
       j["compile_error"] = compile_error;
     }
-    if (meas.done)
-      j["measured"] = {{"us", meas.us}, {"gbps", meas.gbps}, {"check", meas.check}, {"mode", "graph"}};
-    else {
+    if (x.measured) {
+      j["measured"] = {{"us", x.measured->us}, {"gbps", x.measured_gbps}, {"share_of_ceiling", *x.measured_share},
+                       {"source", x.measured->source}, {"given", given_us.has_value()}};
+      if (meas.done) {
+        j["measured"]["check"] = meas.check;
+        j["measured"]["mode"] = "graph";
+      }
+    } else {
       j["measured"] = nullptr;
       j["measured_skipped"] = meas.skipped;
     }
@@ -244,8 +273,12 @@ int cmd_explain(const std::vector<std::string>& args) {
          "launch " + fixed("%.2f", e.launch_us) + " + transfer " + fixed("%.2f", e.transfer_us) +
              (e.compute_us > 0 ? " (issue " + fixed("%.2f", e.compute_us) + ")" : std::string()) + " + split-K " +
              fixed("%.2f", e.split_us) + " + reduction " + fixed("%.2f", e.reduce_us) + " us"});
-  t.add({"measured", meas.done ? fixed("%.2f", meas.us) + " us, " + fixed("%.0f", meas.gbps) + " GB/s" : meas.skipped,
-         meas.done ? "graph mode, checked against float64" : ""});
+  if (x.measured)
+    t.add({"measured", fixed("%.2f", x.measured->us) + " us, " + fixed("%.0f", x.measured_gbps) + " GB/s, " +
+                           fixed("%.1f", 100 * *x.measured_share) + "% of the read ceiling",
+           x.measured->source + (meas.done ? ", checked against float64 (" + meas.check + ")" : std::string())});
+  else
+    t.add({"measured", meas.skipped, ""});
   t.add({"limited by", x.verdict, ""});
   return cubin ? kOk : kRuntimeError;
 }

@@ -2,15 +2,34 @@
 """Does `gemvtune explain`'s limiter agree with the measured PDL and no-PDL times? (issue 15)
 
     python3 scripts/limiter_check.py BENCH.json --cli build/cli/gemvtune [--batch 1,8]
-        [--gpu 'NVIDIA H200/132sm/cc9.0'] [--ceiling bench|model] [--check]
+        [--gpu 'NVIDIA H200/132sm/cc9.0'] [--ceiling bench|model] [--model-only] [--check]
+    python3 scripts/limiter_check.py BENCH.json --cli build/cli/gemvtune --on-device --db CACHE
+        [--batch 1,8] [--check]                       (on the GPU machine that ran bench)
 
 For every shape of a `gemvtune bench --json` file (the Llama-3.1-8B preset when bench ran with
 `--preset llama-3.1-8b`) at each M asked for, the tuned winner's config and its graph-mode times
 (the "tuned" variant, with PDL, and "tuned, no PDL", the same config without `_pdl`/`_pf`) are
-put beside what `gemvtune explain --json --gpu GPU --shape S --batch M --config C` says of that
-config (no GPU needed). With --ceiling bench (the default) explain is given the read ceiling
-bench measured in that run, through a throw-away cache holding only that peak (`gemvtune
-import`, then `--db`); with --ceiling model it keeps the model's default (4470 GB/s).
+put beside what `gemvtune explain --json` says of that config. Three ways to ask explain:
+
+  default       `explain --gpu GPU --shape S --batch M --config C --measured-us T`, T the row's
+                tuned (PDL) graph-mode time from the bench file: no GPU needed, and explain
+                names the limiter from that measurement as it does on the GPU (bandwidth when
+                the call reaches >= 85% of the read ceiling, else the model's largest cost
+                beyond the stream), so the check reproduces what explain says on the H200 from
+                bench's own measurements.
+  --model-only  the same without --measured-us: the limiter the analytic model alone names
+                (bandwidth when the stream at the ceiling is >= 85% of the model's predicted
+                time). Read from explain's model fields (model_largest_cost,
+                model_stream_share), so it stays the model's even where explain measured.
+  --on-device   `explain --db CACHE --shape S --batch M --config C` without --gpu or
+                --measured-us, CACHE (--db, required) the cache bench tuned into: explain reads
+                the GPU model from device 0 and the read ceiling from CACHE, and measures the
+                call itself (one checked graph-mode timing); a row where explain did not
+                measure is an error. Needs the GPU; --gpu and --ceiling do not apply.
+
+With --ceiling bench (the default) explain is given the read ceiling bench measured in that run,
+through a throw-away cache holding only that peak (`gemvtune import`, then `--db`); with
+--ceiling model it keeps the model's default (4470 GB/s).
 
 Measured quantities per row (graph mode, microseconds per call):
   PDL us      the tuned winner (its config has `_pdl`)
@@ -35,7 +54,12 @@ The agreement rule, from what each limiter means in tuner/explain.cpp:
                     cannot tell it from the launch).
 A row agrees when its measurements satisfy the rule of the limiter explain names; "measured
 points to" gives the first of bandwidth, launch and ramp, "stream below the ceiling" whose
-rule holds, for comparison. With --check the exit status is 1 when a row disagrees (2 for
+rule holds, for comparison; "explain's time" is the measured time explain named the limiter
+from (and where it came from), "-" with --model-only. The rule reads bench's figures in every
+mode; with the default mode explain's bandwidth test is the rule's own (the PDL call's share of
+the ceiling, the same bytes over the same time), so a row can still disagree when the model's
+largest cost is one the PDL gain contradicts (launch and ramp while PDL saves < 10% of a long
+call, or a stream limiter while PDL saves >= 10%). With --check the exit status is 1 when a row disagrees (2 for
 unreadable input or a failed explain). Only the standard library is needed.
 """
 
@@ -170,16 +194,53 @@ def agreement(limiter, row):
     return ok, why
 
 
-def check(rows, explain_fn):
-    """Adds explain's answer to each row. explain_fn(shape, m, config, dtype, weights) -> explain's --json dict."""
+MODES = ("measured", "model", "device")
+
+
+def model_limiter(x):
+    """The limiter the model alone names, from explain --json: bandwidth when the stream at the
+    ceiling is >= 85% of the predicted time, else the model's largest cost. An explain that
+    predates these fields named the model's limiter itself."""
+    if x.get("limiter_basis", "model") == "model":
+        return x["limiter"]
+    try:
+        share, largest = float(x["model_stream_share"]), str(x["model_largest_cost"])
+    except (KeyError, TypeError, ValueError):
+        raise BadInput("explain measured but gave no model_stream_share and model_largest_cost") from None
+    return "bandwidth" if share >= BANDWIDTH_PCT / 100 else largest
+
+
+def check(rows, explain_fn, mode="measured"):
+    """Adds explain's answer to each row. explain_fn(shape, m, config, dtype, weights, measured_us)
+    -> explain's --json dict; measured_us is the row's tuned (PDL) time in mode "measured", else None.
+    mode "model": the model's own limiter; "device": explain must have measured on the GPU."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r}")
     for row in rows:
-        x = explain_fn(row["shape"], row["m"], row["config"], row["dtype"], row["weights"])
+        where = f"{row['shape']} M = {row['m']}"
+        given = row["tuned_us"] if mode == "measured" else None
+        x = explain_fn(row["shape"], row["m"], row["config"], row["dtype"], row["weights"], given)
         if not isinstance(x, dict) or "limiter" not in x or "model" not in x:
-            raise BadInput(f"{row['shape']} M = {row['m']}: explain gave no limiter")
+            raise BadInput(f"{where}: explain gave no limiter")
         for key in ("config", "dtype", "weights"):
             if x.get(key) not in (None, row[key]):
-                raise BadInput(f"{row['shape']} M = {row['m']}: explain explained {key} {x.get(key)}, not {row[key]}")
-        row["limiter"] = x["limiter"]
+                raise BadInput(f"{where}: explain explained {key} {x.get(key)}, not {row[key]}")
+        measured = x.get("measured") if isinstance(x.get("measured"), dict) else None
+        row["explain_us"], row["explain_source"] = None, "model only"
+        if mode == "model":
+            row["limiter"] = model_limiter(x)
+        else:
+            if measured is None or x.get("limiter_basis") != "measured":
+                why = x.get("measured_skipped") or "no measured time in its output (an explain without --measured-us?)"
+                raise BadInput(f"{where}: explain did not name the limiter from a measurement: {why}")
+            try:
+                row["explain_us"] = float(measured["us"])
+            except (KeyError, TypeError, ValueError):
+                raise BadInput(f"{where}: explain's measured time is unreadable: {measured!r}") from None
+            if mode == "measured" and abs(row["explain_us"] - given) > 1e-9 * max(1.0, given):
+                raise BadInput(f"{where}: explain used {row['explain_us']} us, not the {given} us given")
+            row["explain_source"] = "given" if mode == "measured" else "measured by explain"
+            row["limiter"] = x["limiter"]
         row["verdict"] = x.get("verdict", "")
         row["model_us"] = float(x["model"]["time_us"])
         little = x.get("little", {})
@@ -203,12 +264,14 @@ def render(rows, title=None):
     for gbps, source in ceilings:
         lines.append(f"explain's read ceiling: {_f(gbps, '.0f')} GB/s ({source or 'not given'}).")
     lines += [rule_text(), ""]
-    head = ["shape (N x K)", "M", "config", "explain's limiter", "model us", "PDL us", "no-PDL us", "PDL gain",
-            "% of ceiling", "measured points to", "agrees", "why"]
+    head = ["shape (N x K)", "M", "config", "explain's limiter", "model us", "explain's time", "PDL us", "no-PDL us",
+            "PDL gain", "% of ceiling", "measured points to", "agrees", "why"]
     lines += ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     for r in rows:
         agrees = {True: "yes", False: "**no**", None: "?"}[r["agrees"]]
-        cells = [r["shape"], str(r["m"]), f"`{r['config']}`", r["limiter"], f"{r['model_us']:.2f}",
+        explain_time = ("-" if r.get("explain_us") is None
+                        else f"{r['explain_us']:.2f} us ({r.get('explain_source', '?')})")
+        cells = [r["shape"], str(r["m"]), f"`{r['config']}`", r["limiter"], f"{r['model_us']:.2f}", explain_time,
                  _f(r["pdl_us"], ".2f"), _f(r["no_pdl_us"], ".2f"),
                  "-" if r["gain"] is None else f"{100 * r['gain']:.1f}%", _f(r["pct"], ".1f"), r["measured"],
                  agrees, r["why"]]
@@ -254,10 +317,16 @@ def _run(cmd):
 
 
 def cli_explain(cli, gpu_key, db):
-    """explain_fn that runs `CLI explain --json` with --db (a cache holding only a peak, or none)."""
-    def explain(shape, m, config, dtype="bf16", weights="dense"):
-        cmd = [cli, "explain", "--json", "--gpu", gpu_key, "--shape", shape, "--batch", str(m), "--config", config,
+    """explain_fn that runs `CLI explain --json` with --db (a cache holding only a peak, or none, or
+    with --on-device the bench's cache), with --gpu unless gpu_key is None (explain then reads the
+    device and measures on it) and --measured-us when given a time."""
+    def explain(shape, m, config, dtype="bf16", weights="dense", measured_us=None):
+        cmd = [cli, "explain", "--json", "--shape", shape, "--batch", str(m), "--config", config,
                "--dtype", dtype, "--weights", weights, "--db", db]
+        if gpu_key is not None:
+            cmd += ["--gpu", gpu_key]
+        if measured_us is not None:
+            cmd += ["--measured-us", repr(float(measured_us))]
         r = _run(cmd)
         try:
             x = json.loads(r.stdout)
@@ -274,12 +343,29 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("bench", help="a gemvtune bench --json output with 'tuned' and 'tuned, no PDL' variants")
     p.add_argument("--cli", required=True, help="the gemvtune executable (build/cli/gemvtune)")
-    p.add_argument("--gpu", default=DEFAULT_GPU, help=f"GPU model to explain for (default {DEFAULT_GPU!r})")
+    p.add_argument("--gpu", help=f"GPU model to explain for (default {DEFAULT_GPU!r}; not with --on-device)")
     p.add_argument("--batch", default="1,8", help="comma-separated M values (default 1,8)")
-    p.add_argument("--ceiling", choices=("bench", "model"), default="bench",
-                   help="give explain the ceiling bench measured (default) or keep the model's")
+    p.add_argument("--ceiling", choices=("bench", "model"),
+                   help="give explain the ceiling bench measured (default) or keep the model's (not with --on-device)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--model-only", action="store_true",
+                      help="the model's limiter: do not give explain the bench's measured time (--measured-us)")
+    mode.add_argument("--on-device", action="store_true",
+                      help="run explain on this machine's GPU (device 0) with --db CACHE, without --gpu: explain "
+                           "measures each config itself")
+    p.add_argument("--db", help="with --on-device: the cache bench tuned into (its configs' GPU and read ceiling)")
     p.add_argument("--check", action="store_true", help="exit 1 when a row disagrees")
     args = p.parse_args(argv)
+    if args.on_device:
+        if not args.db:
+            p.error("--on-device needs --db, the cache bench tuned into")
+        if args.gpu is not None or args.ceiling is not None:
+            p.error("--on-device reads the GPU and the read ceiling from the device and --db; drop --gpu and --ceiling")
+    elif args.db is not None:
+        p.error("--db is for --on-device (otherwise the script makes its own one-peak cache)")
+    gpu = args.gpu or DEFAULT_GPU
+    ceiling = args.ceiling or "bench"
+    run_mode = "device" if args.on_device else "model" if args.model_only else "measured"
     try:
         try:
             batches = tuple(int(b) for b in args.batch.split(","))
@@ -293,22 +379,30 @@ def main(argv=None):
         rows = rows_of(doc, batches)
         if not rows:
             raise BadInput(f"{args.bench}: no shape at M = {args.batch}")
-        with tempfile.TemporaryDirectory(prefix="limiter_check") as tmp:
-            db = os.path.join(tmp, "peak.sqlite")  # absent with --ceiling model: explain keeps its default
-            if args.ceiling == "bench":
-                if not doc.get("ceiling_gbps"):
-                    raise BadInput(f"{args.bench}: no ceiling_gbps; use --ceiling model")
-                src = os.path.join(tmp, "peak.json")
-                with open(src, "w") as f:
-                    json.dump(peak_document(args.gpu, doc["ceiling_gbps"], doc.get("driver_version", 0)), f)
-                r = _run([args.cli, "import", src, "--db", db])
-                if r.returncode != 0:
-                    raise BadInput(f"gemvtune import of the ceiling failed: {r.stderr.strip()}")
-            check(rows, cli_explain(args.cli, args.gpu, db))
+        if args.on_device:
+            if not os.path.isfile(args.db):
+                raise BadInput(f"--db {args.db}: no such cache file")
+            check(rows, cli_explain(args.cli, None, args.db), "device")
+        else:
+            with tempfile.TemporaryDirectory(prefix="limiter_check") as tmp:
+                db = os.path.join(tmp, "peak.sqlite")  # absent with --ceiling model: explain keeps its default
+                if ceiling == "bench":
+                    if not doc.get("ceiling_gbps"):
+                        raise BadInput(f"{args.bench}: no ceiling_gbps; use --ceiling model")
+                    src = os.path.join(tmp, "peak.json")
+                    with open(src, "w") as f:
+                        json.dump(peak_document(gpu, doc["ceiling_gbps"], doc.get("driver_version", 0)), f)
+                    r = _run([args.cli, "import", src, "--db", db])
+                    if r.returncode != 0:
+                        raise BadInput(f"gemvtune import of the ceiling failed: {r.stderr.strip()}")
+                check(rows, cli_explain(args.cli, gpu, db), run_mode)
     except BadInput as e:
         print(f"limiter_check: {e}", file=sys.stderr)
         return 2
-    title = (f"Limiter check: `gemvtune explain --gpu '{args.gpu}'` against {os.path.basename(args.bench)} "
+    how = {"measured": f"`gemvtune explain --gpu '{gpu}' --measured-us` (the bench's tuned PDL time)",
+           "model": f"`gemvtune explain --gpu '{gpu}'`, the model's limiter alone (--model-only)",
+           "device": f"`gemvtune explain --db {args.db}` measuring on this machine's GPU (--on-device)"}[run_mode]
+    title = (f"Limiter check: {how} against {os.path.basename(args.bench)} "
              f"({doc.get('gpu', '?')}, {doc.get('dtype', '?')}, graph mode)")
     command = "python3 scripts/limiter_check.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))

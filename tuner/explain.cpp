@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <utility>
 
+#include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
@@ -22,6 +25,35 @@ const char* to_string(Limiter l) {
   return "?";
 }
 
+Limiter largest_cost(const LimiterCosts& c) {
+  const std::pair<Limiter, double> costs[] = {{Limiter::grid, c.grid},
+                                              {Limiter::bytes_in_flight, c.bytes_in_flight},
+                                              {Limiter::launch, c.launch},
+                                              {Limiter::issue, c.issue},
+                                              {Limiter::split_k, c.split_k}};
+  const std::pair<Limiter, double>* top = &costs[0];
+  for (const auto& l : costs)
+    if (l.second > top->second) top = &l;
+  return top->first;
+}
+
+Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share) {
+  const double share = measured_share ? *measured_share : model_share;
+  return share >= kBandwidthShare ? Limiter::bandwidth : largest_cost(costs);
+}
+
+double parse_measured_us(const std::string& text) {
+  const std::string usage = "give microseconds per call of this config, a number > 0, e.g. --measured-us 27.9";
+  char* end = nullptr;
+  const double us = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0')
+    throw InvalidArgument("--measured-us '" + text + "' is not a number: " + usage);
+  if (!std::isfinite(us))
+    throw InvalidArgument("--measured-us '" + text + "' is not finite: " + usage);
+  if (!(us > 0)) throw InvalidArgument("--measured-us '" + text + "' is not > 0: " + usage);
+  return us;
+}
+
 namespace {
 std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
   char buf[256];
@@ -31,8 +63,12 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0, double
 }  // namespace
 
 Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat w,
-                    const GpuModelParams& gpu, const std::optional<KernelResources>& cubin) {
+                    const GpuModelParams& gpu, const std::optional<KernelResources>& cubin,
+                    const std::optional<MeasuredTime>& measured) {
   check_config(c, t, s, m, w);
+  if (measured && !(std::isfinite(measured->us) && measured->us > 0))
+    throw InvalidArgument("the measured time must be > 0 and finite (microseconds per call), not " +
+                          std::to_string(measured->us));
   Explanation x;
   x.config = c;
   x.dtype = t;
@@ -78,58 +114,77 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
 
   // The verdict (docs/performance.md, "gemvtune explain"): the model's time is the weights'
   // stream at the read ceiling plus what each cause adds to it; the limiter is the cause that
-  // adds the most, unless all of them together leave the call within kBandwidthShare of the
-  // stream alone: then it is bandwidth.
-  constexpr double kBandwidthShare = 0.85;
+  // adds the most, unless the stream is within kBandwidthShare of the call's time: then it is
+  // bandwidth. The call's time is the measured one when there is one (choose_limiter).
   const double sm_share_gbps = gpu.read_ceiling_gbps / sms;
   const double at_sm_rate = e.transfer_us * e.balance;          // bytes / (SM rate x SMs)
   const double ideal = at_sm_rate * e.sm_gbps / sm_share_gbps;  // bytes / ceiling
-  struct Loss {
-    Limiter limiter;
-    double us;
-  };
-  const Loss losses[] = {{Limiter::grid, e.transfer_us - at_sm_rate},
-                         {Limiter::bytes_in_flight, at_sm_rate - ideal},
-                         {Limiter::launch, e.launch_us},
-                         {Limiter::issue, e.stream_us - e.transfer_us},
-                         {Limiter::split_k, e.split_us + e.reduce_us}};
-  const Loss* top = &losses[0];
-  for (const Loss& l : losses)
-    if (l.us > top->us) top = &l;
-  const double share = ideal / e.time_us;
+  x.costs.grid = e.transfer_us - at_sm_rate;
+  x.costs.bytes_in_flight = at_sm_rate - ideal;
+  x.costs.launch = e.launch_us;
+  x.costs.issue = e.stream_us - e.transfer_us;
+  x.costs.split_k = e.split_us + e.reduce_us;
+  x.largest = largest_cost(x.costs);
+  x.model_share = ideal / e.time_us;
+  if (measured) {
+    x.measured = measured;
+    x.measured_gbps = x.moved_bytes / (measured->us * 1e-6) / 1e9;
+    x.measured_share = x.measured_gbps / gpu.read_ceiling_gbps;
+  }
+  x.limiter = choose_limiter(x.costs, x.model_share, x.measured_share);
+
+  // What the model says of the largest cost, after "<limiter>: ".
+  std::string cause;
   const double idle_sms = std::max(0.0, double(sms) - double(x.blocks));
-  x.limiter = share >= kBandwidthShare ? Limiter::bandwidth : top->limiter;
-  switch (x.limiter) {
+  switch (x.largest) {
     case Limiter::grid:
       if (x.blocks < sms)
-        x.verdict = format("grid: %.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
-                           double(x.blocks), sms, idle_sms, 100 * e.balance);
+        cause = format("%.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
+                       double(x.blocks), sms, idle_sms, 100 * e.balance);
       else
-        x.verdict = format("grid: the busiest SM runs more blocks than the average, a last wave mostly empty "
-                           "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
-                           std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
+        cause = format("the busiest SM runs more blocks than the average, a last wave mostly empty "
+                       "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
+                       std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
       break;
     case Limiter::bytes_in_flight:
-      x.verdict = format("bytes in flight: %.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
-                         e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
+      cause = format("%.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
+                     e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
       break;
     case Limiter::launch:
-      x.verdict = format("launch and ramp: the model's %.2f us launch term against %.2f us of transfer (%.0f%%)",
-                         e.launch_us, e.transfer_us, 100 * e.launch_us / e.transfer_us);
+      cause = format("the model's %.2f us launch term against %.2f us of transfer (%.0f%%)", e.launch_us,
+                     e.transfer_us, 100 * e.launch_us / e.transfer_us);
       break;
     case Limiter::issue:
-      x.verdict = format("issue: the arithmetic per weight (%.2f us) outlasts the stream (%.2f us)", e.compute_us,
-                         e.transfer_us);
+      cause = format("the arithmetic per weight (%.2f us) outlasts the stream (%.2f us)", e.compute_us, e.transfer_us);
       break;
     case Limiter::split_k:
-      x.verdict = format("split-K fix-up: %.2f us of partials and fix-up against %.2f us of transfer (%.0f%%)",
-                         e.split_us + e.reduce_us, e.transfer_us, 100 * (e.split_us + e.reduce_us) / e.transfer_us);
+      cause = format("%.2f us of partials and fix-up against %.2f us of transfer (%.0f%%)", e.split_us + e.reduce_us,
+                     e.transfer_us, 100 * (e.split_us + e.reduce_us) / e.transfer_us);
       break;
-    case Limiter::bandwidth:
-      x.verdict = format("bandwidth: the stream at the ceiling is %.0f%% of the %.2f us predicted; %.1f KB in flight "
-                         "per SM covers the %.1f KB needed",
-                         100 * share, e.time_us, e.in_flight_per_sm / 1024, e.needed_per_sm / 1024);
-      break;
+    case Limiter::bandwidth: break;  // never the largest cost
+  }
+  const std::string in_flight =
+      format("%.1f KB in flight per SM ", e.in_flight_per_sm / 1024) +
+      (e.in_flight_per_sm >= e.needed_per_sm ? "covers" : "against") + format(" the %.1f KB needed", e.needed_per_sm / 1024);
+  const std::string name = to_string(x.limiter);
+  if (!x.measured_share) {
+    if (x.limiter == Limiter::bandwidth)
+      x.verdict = format("bandwidth: the stream at the ceiling is %.0f%% of the %.2f us predicted; ", 100 * x.model_share,
+                         e.time_us) +
+                  in_flight;
+    else
+      x.verdict = name + ": " + cause;
+  } else if (x.limiter == Limiter::bandwidth) {
+    x.verdict = format("bandwidth: measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
+                       100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
+                in_flight;
+    if (x.model_share < kBandwidthShare)
+      x.verdict += format("; the model predicted %.0f%% (%.2f us), its largest cost ", 100 * x.model_share, e.time_us) +
+                   to_string(x.largest);
+  } else {
+    x.verdict = name + format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
+                              100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
+                "the model's largest cost beyond the stream is " + name + ": " + cause;
   }
   return x;
 }

@@ -2,7 +2,8 @@
 // bytes in flight against Little's law, the cubin's registers, stack and spills, split-K's
 // cost and the analytic model's time, and one line naming what limits the config. The numbers
 // are the model's own (ModelEstimate, tuner/model.cpp); explain only adds the cubin's
-// residency and the verdict. No GPU needed (NVRTC compiles for the arch without one).
+// residency, a measured time when there is one, and the verdict. No GPU needed (NVRTC compiles
+// for the arch without one).
 #pragma once
 #include <optional>
 #include <string>
@@ -20,16 +21,42 @@ struct KernelResources {
   int spill_load_bytes = 0;
 };
 
-// The verdict, the first of these that holds (the model's terms):
-//   grid             the model's balance factor < 0.8: fewer blocks than SMs, or the busiest SM
-//                    holding more than its share (a last wave mostly empty)
-//   bytes_in_flight  in flight per SM < 95% of what Little's law needs at the ceiling
-//   launch           the launch + ramp term >= a third of the transfer time
-//   issue            the arithmetic term (CUDA cores at M > 1, quantized) > the transfer time
-//   bandwidth        none of those: enough bytes in flight, the stream itself
+// The verdict. The model's time is the weights' stream at the read ceiling plus what each cause
+// adds to it (LimiterCosts); the limiter is the cause that adds the most, unless the stream is
+// close enough to the call's time to leave the call bandwidth-bound (choose_limiter):
+//   grid             blocks unevenly spread: fewer blocks than SMs, or a last wave mostly empty
+//   bytes_in_flight  in flight per SM below what Little's law needs at the ceiling
+//   launch           the launch + ramp term
+//   issue            the arithmetic term (CUDA cores at M > 1, quantized) beyond the transfer
+//   split_k          split-K's partials and fix-up
+//   bandwidth        the stream itself
 enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, bandwidth };
 // "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "bandwidth"
 const char* to_string(Limiter l);
+
+// What the model says each cause adds to the weights' stream at the read ceiling, in us.
+struct LimiterCosts {
+  double grid = 0, bytes_in_flight = 0, launch = 0, issue = 0, split_k = 0;
+};
+// The call is bandwidth-bound when the stream at the read ceiling is at least this share of its time.
+constexpr double kBandwidthShare = 0.85;
+// The cause adding the most (on a tie the first of grid, bytes in flight, launch, issue, split-K).
+Limiter largest_cost(const LimiterCosts& costs);
+// The limiter. With a measured time (measured_share: the measured rate over the read ceiling,
+// i.e. the call's bytes at the ceiling over the measured time) the measurement decides:
+// bandwidth when measured_share >= kBandwidthShare, else the model's largest cost. Without one,
+// the model decides the same way with model_share (the weights' stream at the ceiling over the
+// model's predicted time).
+Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share);
+
+// A time measured for the config, microseconds per call (graph mode), and where it came from
+// ("given with --measured-us", "measured on device 0 ...").
+struct MeasuredTime {
+  double us = 0;
+  std::string source;
+};
+// `--measured-us` text to microseconds: a number, > 0 and finite, or InvalidArgument saying why.
+double parse_measured_us(const std::string& text);
 
 struct Explanation {
   KernelConfig config;
@@ -66,14 +93,28 @@ struct Explanation {
   // The model's time and the rate it implies.
   double predicted_us = 0, predicted_gbps = 0, moved_bytes = 0;
 
+  // What the model says each cause adds to the stream, the largest of them, and the weights'
+  // stream at the read ceiling over the predicted time.
+  LimiterCosts costs;
+  Limiter largest = Limiter::grid;
+  double model_share = 0;
+  // A measured time when there is one: its rate (moved_bytes over it) and that rate over the
+  // read ceiling, which then decides the limiter instead of model_share.
+  std::optional<MeasuredTime> measured;
+  double measured_gbps = 0;
+  std::optional<double> measured_share;
+
   Limiter limiter = Limiter::bandwidth;
   std::string verdict;  // one line: the limiter and the numbers behind it
 };
 
-// Everything from the model; `cubin` (registers etc.) adds the compiled kernel's residency.
-// Throws InvalidArgument when the config is invalid for the shape, M or weight format.
+// Everything from the model; `cubin` (registers etc.) adds the compiled kernel's residency and
+// `measured` a measured time, which then decides the limiter (choose_limiter). Throws
+// InvalidArgument when the config is invalid for the shape, M or weight format, or the measured
+// time is not > 0 and finite.
 Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat w,
-                    const GpuModelParams& gpu, const std::optional<KernelResources>& cubin = std::nullopt);
+                    const GpuModelParams& gpu, const std::optional<KernelResources>& cubin = std::nullopt,
+                    const std::optional<MeasuredTime>& measured = std::nullopt);
 
 // Compiles the config's kernel with NVRTC for `arch` ("sm_90"; needs no GPU) and reads its
 // resources. Throws CompileError on failure.

@@ -1,8 +1,11 @@
-"""scripts/limiter_check.py without a GPU and without the CLI: its parsing of a bench --json file
-(a recorded H200 one and made-up ones), its agreement rule at each threshold, the table, and the
-whole command with a stand-in `gemvtune` (a small Python script answering `import` and `explain
---json`). Run by CTest as `limiter_check` (tests/python/tests.cmake); standard library and pytest
-only."""
+"""scripts/limiter_check.py without a GPU: its parsing of a bench --json file (a recorded H200 one
+and made-up ones), its agreement rule at each threshold, the table, the three ways of asking
+explain (the bench's PDL time given with --measured-us, the default; --model-only; --on-device),
+and the whole command with a stand-in `gemvtune` (a small Python script answering `import` and
+`explain --json`, naming the limiter from --measured-us as explain does). Where the build's real
+CLI is found (cli/gemvtune under the working directory, CTest's build folder, or $GEMVTUNE_CLI),
+also the recorded H200 file against it. Run by CTest as `limiter_check` (tests/python/tests.cmake);
+standard library and pytest only."""
 
 import importlib.util
 import json
@@ -41,12 +44,21 @@ def document(*entries, dtype="bf16"):
 
 
 def explain_json(limiter, shape="4096x4096", m=1, config="t128_r1_kw1_v16_u8_sk1_cs_pdl", model_us=8.5,
-                 ceiling=4541.0, dtype="bf16"):
-    """The fields of `gemvtune explain --json` the script reads."""
-    return {"gpu": "NVIDIA H200/132sm/cc9.0", "shape": shape, "batch": m, "dtype": dtype, "weights": "dense",
-            "config": config, "limiter": limiter, "verdict": limiter + ": ...",
-            "model": {"time_us": model_us, "launch_us": 0.8, "transfer_us": model_us - 0.8},
-            "little": {"read_ceiling_gbps": ceiling, "ceiling_source": "peak stored in x"}}
+                 ceiling=4541.0, dtype="bf16", measured_us=None, source="given with --measured-us",
+                 model_share=0.9, largest="launch and ramp"):
+    """The fields of `gemvtune explain --json` the script reads; with measured_us, explain named the
+    limiter from that time (limiter_basis "measured")."""
+    x = {"gpu": "NVIDIA H200/132sm/cc9.0", "shape": shape, "batch": m, "dtype": dtype, "weights": "dense",
+         "config": config, "limiter": limiter, "verdict": limiter + ": ...",
+         "model": {"time_us": model_us, "launch_us": 0.8, "transfer_us": model_us - 0.8},
+         "little": {"read_ceiling_gbps": ceiling, "ceiling_source": "peak stored in x"},
+         "limiter_basis": "model" if measured_us is None else "measured",
+         "model_stream_share": model_share, "model_largest_cost": largest,
+         "measured": None if measured_us is None else {"us": measured_us, "gbps": 1.0, "share_of_ceiling": 0.8,
+                                                        "source": source, "given": source.startswith("given")}}
+    if measured_us is None:
+        x["measured_skipped"] = "no GPU: measured time skipped (test)"
+    return x
 
 
 def row(pdl_us=10.0, no_pdl_us=11.0, pct=80.0):
@@ -137,12 +149,16 @@ def test_check_with_an_injected_explain_and_the_table():
     limiters = {"4096x4096": "bandwidth", "1024x4096": "launch and ramp", "14336x4096": "bandwidth"}
     calls = []
 
-    def fake_explain(shape, m, config, dtype, weights):
-        calls.append((shape, m, config, dtype, weights))
-        return explain_json(limiters[shape], shape, m, config)
+    def fake_explain(shape, m, config, dtype, weights, measured_us):
+        calls.append((shape, m, config, dtype, weights, measured_us))
+        return explain_json(limiters[shape], shape, m, config, measured_us=measured_us)
 
+    # The default mode gives explain each row's tuned (PDL) time and keeps the limiter it names from it.
     rows = lc.check(lc.rows_of(doc, (1,)), fake_explain)
-    assert calls[0] == ("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf", "bf16", "dense")
+    assert calls == [("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 9.04),
+                     ("1024x4096", 1, "t128_r2_kw4_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 2.88),
+                     ("14336x4096", 1, "t128_r1_kw1_v16_u8_sk1_cs_pdl", "bf16", "dense", 27.93)]
+    assert [(r["explain_us"], r["explain_source"]) for r in rows] == [(9.04, "given"), (2.88, "given"), (27.93, "given")]
     assert [r["agrees"] for r in rows] == [False, True, True]
     assert rows[0]["measured"] == "launch and ramp"
     assert rows[0]["why"] == "81.8% of the ceiling < 85%"
@@ -151,18 +167,75 @@ def test_check_with_an_injected_explain_and_the_table():
     assert lines[0] == "title"
     assert "explain's read ceiling: 4541 GB/s (peak stored in x)." in lines
     assert any(line.startswith("Agreement rule: **bandwidth** agrees when the PDL call reaches >= 85%") for line in lines)
-    assert ("| 4096x4096 | 1 | `t128_r1_kw2_v16_u4_sk1_cs_pdl_pf` | bandwidth | 8.50 | 9.04 | 11.30 | 20.0% | 81.8 "
-            "| launch and ramp | **no** | 81.8% of the ceiling < 85% |") in lines
-    assert ("| 1024x4096 | 1 | `t128_r2_kw4_v16_u4_sk1_cs_pdl_pf` | launch and ramp | 8.50 | 2.88 | 4.22 | 31.8% | 64.2 "
-            "| launch and ramp | yes | PDL saves 31.8%, PDL call 2.88 us |") in lines
+    assert ("| 4096x4096 | 1 | `t128_r1_kw2_v16_u4_sk1_cs_pdl_pf` | bandwidth | 8.50 | 9.04 us (given) | 9.04 | 11.30 "
+            "| 20.0% | 81.8 | launch and ramp | **no** | 81.8% of the ceiling < 85% |") in lines
+    assert ("| 1024x4096 | 1 | `t128_r2_kw4_v16_u4_sk1_cs_pdl_pf` | launch and ramp | 8.50 | 2.88 us (given) | 2.88 "
+            "| 4.22 | 31.8% | 64.2 | launch and ramp | yes | PDL saves 31.8%, PDL call 2.88 us |") in lines
     assert "M = 1: explain agrees with the measurements on 2 of 3 shapes; disagrees on 4096x4096 (bandwidth)" in lines
     # explain must have explained what was asked.
     with pytest.raises(lc.BadInput):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: explain_json("bandwidth", s, m, "t64_other"))
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, "t64_other", measured_us=t))
     with pytest.raises(lc.BadInput):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: explain_json("bandwidth", s, m, c, dtype="fp16"))
+        lc.check(lc.rows_of(doc, (1,)),
+                 lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c, dtype="fp16", measured_us=t))
     with pytest.raises(lc.BadInput):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w: {"error": "x"})
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: {"error": "x"})
+
+
+def test_default_mode_needs_explain_to_have_used_the_time_given():
+    doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8))
+    # An explain that ignored --measured-us (named the limiter from the model) or used another time.
+    with pytest.raises(lc.BadInput, match="did not name the limiter from a measurement"):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c))
+    with pytest.raises(lc.BadInput, match="explain used 9.5 us, not the 9.04 us given"):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c, measured_us=9.5))
+
+
+def test_model_only_mode_keeps_the_models_limiter():
+    doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8), entry("14336x4096", 1, 27.93, 29.05, 92.6))
+    given = []
+
+    def model_explain(s, m, c, d, w, t):
+        given.append(t)
+        return explain_json("bandwidth", s, m, c)  # an explain that did not measure: its limiter is the model's
+
+    rows = lc.check(lc.rows_of(doc, (1,)), model_explain, "model")
+    assert given == [None, None]  # no --measured-us
+    assert [r["limiter"] for r in rows] == ["bandwidth", "bandwidth"]
+    assert [r["agrees"] for r in rows] == [False, True]
+    assert [(r["explain_us"], r["explain_source"]) for r in rows] == [(None, "model only")] * 2
+    assert "| bandwidth | 8.50 | - | 9.04 |" in lc.render(rows)
+    # An explain that measured anyway (on a GPU of that model): the model's limiter from its model
+    # fields, bandwidth at >= 85% of the predicted time, else the largest cost.
+    measured = lambda share: (lambda s, m, c, d, w, t: explain_json(
+        "grid", s, m, c, measured_us=9.0, source="measured on device 0 in graph mode", model_share=share,
+        largest="bytes in flight"))
+    assert [r["limiter"] for r in lc.check(lc.rows_of(doc, (1,)), measured(0.85), "model")] == ["bandwidth"] * 2
+    assert [r["limiter"] for r in lc.check(lc.rows_of(doc, (1,)), measured(0.849), "model")] == ["bytes in flight"] * 2
+    bad = explain_json("grid", measured_us=9.0)
+    del bad["model_stream_share"]
+    with pytest.raises(lc.BadInput, match="model_stream_share"):
+        lc.check(lc.rows_of(doc, (1,)), lambda *a: dict(bad, shape=a[0], config=a[2]), "model")
+
+
+def test_on_device_mode_needs_explain_to_have_measured():
+    doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8))
+    given = []
+
+    def device_explain(s, m, c, d, w, t):
+        given.append(t)
+        return explain_json("launch and ramp", s, m, c, measured_us=9.1, source="measured on device 0 in graph mode")
+
+    rows = lc.check(lc.rows_of(doc, (1,)), device_explain, "device")
+    assert given == [None]  # explain measures; nothing is given
+    assert (rows[0]["limiter"], rows[0]["explain_us"], rows[0]["explain_source"]) == \
+        ("launch and ramp", 9.1, "measured by explain")
+    assert rows[0]["agrees"] is True
+    assert "| 9.10 us (measured by explain) |" in lc.render(rows)
+    with pytest.raises(lc.BadInput, match="did not name the limiter from a measurement: no GPU: measured time skipped"):
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c), "device")
+    with pytest.raises(ValueError):
+        lc.check(lc.rows_of(doc, (1,)), device_explain, "guess")
 
 
 def test_peak_document():
@@ -177,7 +250,10 @@ def test_peak_document():
 
 
 # A stand-in for the CLI: `import FILE --db DB` copies the peak's GB/s into DB; `explain --json`
-# answers from a table of limiters by shape, with the ceiling of DB when it exists (else 4470).
+# answers with the ceiling of DB when it exists (else 4470) and the model's limiter from a table
+# by shape (LIMITERS: [model's limiter, model's largest cost]). With --measured-us T it names the
+# limiter as explain does: bandwidth when the call's bytes (bf16, M x (N + K) of x and y) at the
+# ceiling are >= 85% of T, else the largest cost. Every call is logged to LOG.
 FAKE_CLI = r'''#!PYTHON
 import json, os, sys
 a = sys.argv[1:]
@@ -187,21 +263,54 @@ if a[0] == "import":
     json.dump({"gbps": doc["peaks"][0]["gbps"], "gpu": doc["peaks"][0]["gpu"]}, open(opt("--db"), "w"))
     print("imported"); sys.exit(0)
 assert a[0] == "explain" and "--json" in a, a
+with open(LOG, "a") as f:
+    f.write(json.dumps(a) + "\n")
+if "--gpu" not in a:
+    sys.stderr.write("gemvtune explain: no GPU to read the model from (stand-in)\n"); sys.exit(2)
 db = opt("--db")
 ceiling, source = (json.load(open(db))["gbps"], "peak stored in " + db) if os.path.exists(db) else (4470.0, "model default")
-limiters = LIMITERS
-print(json.dumps({"config": opt("--config"), "dtype": opt("--dtype"), "weights": opt("--weights"),
-                  "shape": opt("--shape"), "batch": int(opt("--batch")), "gpu": opt("--gpu"),
-                  "limiter": limiters[opt("--shape")], "verdict": "...",
-                  "model": {"time_us": 9.5}, "little": {"read_ceiling_gbps": ceiling, "ceiling_source": source}}))
+model_limiter, largest = LIMITERS[opt("--shape")]
+x = {"config": opt("--config"), "dtype": opt("--dtype"), "weights": opt("--weights"),
+     "shape": opt("--shape"), "batch": int(opt("--batch")), "gpu": opt("--gpu"),
+     "limiter": model_limiter, "verdict": "...", "limiter_basis": "model", "model_largest_cost": largest,
+     "model_stream_share": 0.9 if model_limiter == "bandwidth" else 0.7,
+     "model": {"time_us": 9.5}, "little": {"read_ceiling_gbps": ceiling, "ceiling_source": source},
+     "measured": None, "measured_skipped": "no GPU: measured time skipped"}
+if "--measured-us" in a:
+    us = float(opt("--measured-us"))
+    n, k = (int(v) for v in opt("--shape").split("x"))
+    gbps = 2.0 * (n * k + int(opt("--batch")) * (n + k)) / (us * 1e-6) / 1e9
+    x.update(limiter="bandwidth" if gbps / ceiling >= 0.85 else largest, limiter_basis="measured",
+             measured={"us": us, "gbps": gbps, "share_of_ceiling": gbps / ceiling, "source": "given with --measured-us",
+                       "given": True})
+    del x["measured_skipped"]
+print(json.dumps(x))
 '''
 
 
 def fake_cli(tmp_path, limiters):
+    """limiters: shape -> [the model's limiter, its largest cost] (a string: both the same)."""
+    limiters = {s: [v, v] if isinstance(v, str) else list(v) for s, v in limiters.items()}
     path = tmp_path / "gemvtune"
-    path.write_text(FAKE_CLI.replace("PYTHON", sys.executable).replace("LIMITERS", repr(limiters)))
+    log = tmp_path / "explain_calls.jsonl"
+    path.write_text(FAKE_CLI.replace("PYTHON", sys.executable).replace("LIMITERS", repr(limiters))
+                    .replace("LOG", repr(str(log))))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
+
+
+def explain_calls(tmp_path):
+    """The argument lists the stand-in CLI's explain was called with, since the last call of this."""
+    log = tmp_path / "explain_calls.jsonl"
+    if not log.exists():
+        return []
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    log.unlink()
+    return calls
+
+
+def opt(args, name):
+    return args[args.index(name) + 1] if name in args else None
 
 
 def run(*args):
@@ -218,16 +327,26 @@ def test_command_with_a_stand_in_cli(tmp_path):
     rc, out, err = run(str(bench), "--cli", cli, "--check")
     assert rc == 0, err
     assert "explain's read ceiling: 4541 GB/s (peak stored in a one-peak cache made by this script)." in out
-    assert "| 4096x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | launch and ramp | 9.50 | 9.04 | 11.30 | 20.0% |" in out
+    assert ("| 4096x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | launch and ramp | 9.50 | 9.04 us (given) | 9.04 "
+            "| 11.30 | 20.0% |") in out
     assert "M = 8: explain agrees with the measurements on 1 of 1 shapes" in out
+    assert "--measured-us` (the bench's tuned PDL time)" in out
+    # Each explain got --gpu, the one-peak cache and the row's PDL time, as written.
+    calls = explain_calls(tmp_path)
+    assert [(opt(c, "--shape"), opt(c, "--batch"), opt(c, "--measured-us"), opt(c, "--gpu")) for c in calls] == [
+        ("4096x4096", "1", "9.04", "NVIDIA H200/132sm/cc9.0"), ("28672x4096", "1", "53.88", "NVIDIA H200/132sm/cc9.0"),
+        ("28672x4096", "8", "56.76", "NVIDIA H200/132sm/cc9.0")]
+    assert all(opt(c, "--db").endswith("peak.sqlite") for c in calls)
     rc, out, err = run(str(bench), "--cli", cli, "--batch", "1", "--ceiling", "model")
     assert rc == 0, err
     assert "explain's read ceiling: 4470 GB/s (model default)." in out and "M = 8" not in out
+    explain_calls(tmp_path)
     # A disagreement: exit 1 with --check, 0 without.
     cli = fake_cli(tmp_path, {"4096x4096": "grid", "28672x4096": "bandwidth"})
     assert run(str(bench), "--cli", cli, "--check")[0] == 1
     rc, out, _ = run(str(bench), "--cli", cli)
     assert rc == 0 and "disagrees on 4096x4096 (grid)" in out
+    explain_calls(tmp_path)
     # Unreadable input, no rows, a CLI that fails: exit 2 with a message.
     rc, _, err = run(str(tmp_path / "missing.json"), "--cli", cli)
     assert rc == 2 and "limiter_check:" in err
@@ -235,3 +354,81 @@ def test_command_with_a_stand_in_cli(tmp_path):
     assert rc == 2 and "no shape at M = 4" in err
     rc, _, err = run(str(bench), "--cli", str(tmp_path / "no-such-cli"))
     assert rc == 2 and "limiter_check:" in err
+
+
+def test_measured_time_decides_where_the_model_said_bandwidth(tmp_path):
+    """Today's H200 case: the model calls a row bandwidth-bound, the PDL call reaches only 84% of
+    the ceiling. Given the PDL time, explain names the model's largest cost and the row agrees;
+    --model-only keeps the model's bandwidth, and the row disagrees."""
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(document(entry("6144x4096", 1, 13.12, 13.60, 84.2),      # PDL saves 3.5%
+                                         entry("14336x4096", 1, 27.97, 29.10, 92.1))))
+    cli = fake_cli(tmp_path, {"6144x4096": ["bandwidth", "grid"], "14336x4096": ["bandwidth", "launch and ramp"]})
+    rc, out, err = run(str(bench), "--cli", cli, "--check")
+    assert rc == 0, err
+    assert "| 6144x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | grid | 9.50 | 13.12 us (given) |" in out
+    assert "| 14336x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | bandwidth | 9.50 | 27.97 us (given) |" in out
+    assert "M = 1: explain agrees with the measurements on 2 of 2 shapes" in out
+    assert [opt(c, "--measured-us") for c in explain_calls(tmp_path)] == ["13.12", "27.97"]
+    rc, out, err = run(str(bench), "--cli", cli, "--check", "--model-only")
+    assert rc == 1, err
+    assert "the model's limiter alone (--model-only)" in out
+    assert "| 6144x4096 | 1 | `t128_r1_kw1_v16_u8_sk1_cs_pdl` | bandwidth | 9.50 | - |" in out
+    assert "disagrees on 6144x4096 (bandwidth)" in out
+    assert all(opt(c, "--measured-us") is None and opt(c, "--gpu") for c in explain_calls(tmp_path))
+
+
+def test_on_device_arguments(tmp_path):
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(document(entry("4096x4096", 1, 9.04, 11.30, 81.8))))
+    cli = fake_cli(tmp_path, {"4096x4096": "launch and ramp"})
+    cache = tmp_path / "bench.sqlite"
+    cache.write_text("")
+    # Refused: without --db, with --gpu or --ceiling, with --model-only; --db without --on-device.
+    for extra, says in ((["--on-device"], "--on-device needs --db"),
+                        (["--on-device", "--db", str(cache), "--gpu", "NVIDIA H200/132sm/cc9.0"], "drop --gpu"),
+                        (["--on-device", "--db", str(cache), "--ceiling", "bench"], "drop --gpu and --ceiling"),
+                        (["--on-device", "--db", str(cache), "--model-only"], "not allowed with"),
+                        (["--db", str(cache)], "--db is for --on-device")):
+        rc, _, err = run(str(bench), "--cli", cli, *extra)
+        assert rc == 2 and says in err, (extra, err)
+    rc, _, err = run(str(bench), "--cli", cli, "--on-device", "--db", str(tmp_path / "missing.sqlite"))
+    assert rc == 2 and "no such cache file" in err
+    assert explain_calls(tmp_path) == []
+    # explain is run without --gpu or --measured-us and with the bench's cache; here there is no
+    # GPU (the stand-in refuses as gemvtune does), so the row is an error, exit 2.
+    rc, _, err = run(str(bench), "--cli", cli, "--on-device", "--db", str(cache))
+    assert rc == 2 and "no GPU to read the model from" in err, err
+    [call] = explain_calls(tmp_path)
+    assert opt(call, "--gpu") is None and opt(call, "--measured-us") is None and opt(call, "--db") == str(cache)
+    assert opt(call, "--config") == "t128_r1_kw1_v16_u8_sk1_cs_pdl"
+
+
+def real_cli():
+    path = os.environ.get("GEMVTUNE_CLI") or os.path.join(os.getcwd(), "cli", "gemvtune")
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+@pytest.mark.skipif(real_cli() is None, reason="no built gemvtune (cli/gemvtune under the working directory)")
+def test_recorded_h200_file_with_the_real_cli():
+    """The recorded H200 run through the build's explain, given each row's PDL time: explain calls
+    a row bandwidth-bound exactly when bench measured it at >= 85% of the ceiling (the same bytes
+    over the same time against the same ceiling), whatever the model predicts; the rows where the
+    model alone said bandwidth but the PDL call reached < 85% now agree on bandwidth's side."""
+    cli = real_cli()
+    rc, out, err = run(RECORDED, "--cli", cli)
+    assert rc == 0, err
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and "x" in line.split(" | ")[0]
+            and not line.startswith("| shape")]
+    assert len(rows) == 14
+    for cells in rows:
+        limiter, explain_time, pdl_us, pct = cells[3], cells[5], float(cells[6]), float(cells[9])
+        assert explain_time == f"{pdl_us:.2f} us (given)", cells
+        assert (limiter == "bandwidth") == (pct >= 85.0), cells
+    # --model-only: explain is given no time (and measures none here: --gpu, and no such device
+    # where this runs, or one that is not that GPU's model) and names the model's own limiter.
+    rc, out, err = run(RECORDED, "--cli", cli, "--model-only")
+    assert rc == 0, err
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| ") and "x" in line.split(" | ")[0]
+            and not line.startswith("| shape")]
+    assert len(rows) == 14 and all(cells[5] == "-" for cells in rows)

@@ -1,7 +1,10 @@
 // `gemvtune explain` as a user runs it, without a GPU (--gpu names the model): the JSON fields,
 // the config and the read ceiling taken from the cache, the text form, and bad input exiting 2
 // with a message. Where there is no GPU, the measurement says it was skipped and the exit is 0.
+// --measured-us gives a time measured elsewhere: reported with its source, it decides the limiter.
 #include <gtest/gtest.h>
+
+#include <cctype>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +92,104 @@ TEST_F(CliExplain, TextNamesEveryPartAndTheLimiter) {
   if (!jit::driver_available()) {
     EXPECT_TRUE(contains(r.out, "no GPU: measured time skipped")) << r.out;
   }
+}
+
+// --measured-us: a time measured elsewhere is reported as the measured time, with its source,
+// and decides the limiter; no GPU needed with --gpu.
+TEST_F(CliExplain, MeasuredUsIsReportedWithItsSourceAndDecidesTheLimiter) {
+  // 4096x4096 bf16, 33570816 bytes a call: the model says bandwidth (86% of its 8.74 us).
+  const std::vector<std::string> base = {"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--config",
+                                         "t128_r1_kw1_v16_u8_sk1_cs_pdl", "--db", db(), "--json"};
+  auto with = [&](const std::string& us) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), {"--measured-us", us});
+    return a;
+  };
+  CliResult r = run(with("9.5"));  // 3534 GB/s, 79.1% of 4470
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json j = Json::parse(r.out);
+  ASSERT_TRUE(j["measured"].is_object()) << j.dump(2);
+  EXPECT_DOUBLE_EQ(j["measured"]["us"].get<double>(), 9.5);
+  EXPECT_NEAR(j["measured"]["gbps"].get<double>(), 33570816 / 9.5e-6 / 1e9, 1e-6);
+  EXPECT_NEAR(j["measured"]["share_of_ceiling"].get<double>(), 33570816 / 9.5e-6 / 1e9 / 4470, 1e-9);
+  EXPECT_EQ(j["measured"]["source"], "given with --measured-us");
+  EXPECT_EQ(j["measured"]["given"], true);
+  EXPECT_FALSE(j.contains("measured_skipped"));
+  EXPECT_EQ(j["limiter_basis"], "measured");
+  EXPECT_EQ(j["model_largest_cost"], "launch and ramp");
+  EXPECT_EQ(j["limiter"], "launch and ramp");
+  EXPECT_TRUE(contains(j["verdict"].get<std::string>(), "launch and ramp: measured 79.1% of the read ceiling"))
+      << j["verdict"];
+
+  r = run(with("7.6"));  // 4417 GB/s, 98.8%: bandwidth
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["limiter"], "bandwidth");
+  EXPECT_EQ(j["limiter_basis"], "measured");
+  EXPECT_TRUE(contains(j["verdict"].get<std::string>(), "bandwidth: measured 98.8% of the read ceiling"))
+      << j["verdict"];
+
+  // Without it (and no GPU) the model decides.
+  r = run(base);
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = Json::parse(r.out);
+  if (!jit::driver_available()) {
+    EXPECT_EQ(j["limiter_basis"], "model");
+    EXPECT_EQ(j["limiter"], "bandwidth");
+    EXPECT_NEAR(j["model_stream_share"].get<double>(), 0.859, 0.001);
+  }
+
+  // The text form: the measured row says where the time came from.
+  r = run({"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--config", "t128_r1_kw1_v16_u8_sk1_cs_pdl", "--db",
+           db(), "--measured-us", "9.5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "measured    9.50 us, 3534 GB/s, 79.1% of the read ceiling\n"
+                              "              given with --measured-us\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "limited by  launch and ramp: measured 79.1% of the read ceiling")) << r.out;
+  EXPECT_FALSE(contains(r.out, "measured time skipped")) << r.out;
+}
+
+TEST_F(CliExplain, MeasuredUsMustBePositiveAndFinite) {
+  const struct {
+    std::vector<std::string> value;  // the option and its value, as typed
+    const char* says;
+  } bad[] = {{{"--measured-us", "0"}, "--measured-us '0' is not > 0"},
+             {{"--measured-us=-2.5"}, "--measured-us '-2.5' is not > 0"},
+             {{"--measured-us", "nan"}, "--measured-us 'nan' is not finite"},
+             {{"--measured-us", "inf"}, "--measured-us 'inf' is not finite"},
+             {{"--measured-us", "fast"}, "--measured-us 'fast' is not a number"},
+             {{"--measured-us", "9.5us"}, "--measured-us '9.5us' is not a number"}};
+  for (const auto& b : bad) {
+    std::vector<std::string> args = {"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--config",
+                                     "t128_r1_kw1_v16_u8_sk1_cs_pdl", "--db", db(), "--json"};
+    args.insert(args.end(), b.value.begin(), b.value.end());
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 2) << b.says;
+    EXPECT_TRUE(contains(r.err, b.says)) << r.err;
+    EXPECT_TRUE(contains(r.err, "microseconds per call")) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  // A negative value as a separate word looks like an option to the parser: still exit 2 with a message.
+  const CliResult r = run({"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db(), "--measured-us", "-1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "measured-us")) << r.err;
+}
+
+TEST_F(CliExplain, HelpDescribesMeasuredUs) {
+  const CliResult r = run({"explain", "--help"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The option descriptions wrap at any space: compare with runs of white space as one.
+  std::string help;
+  for (char ch : r.out)
+    if (!std::isspace(static_cast<unsigned char>(ch)) || (!help.empty() && help.back() != ' '))
+      help += std::isspace(static_cast<unsigned char>(ch)) ? ' ' : ch;
+  for (const char* part : {"[--measured-us T]", "--measured-us arg microseconds per call of this config, measured elsewhere",
+                           "a number > 0", "shown as the measured time, with its source, instead of measuring",
+                           "it decides the limiter (bandwidth when the call reaches >= 85% of the read ceiling, else "
+                           "the model's largest cost)",
+                           "Works with --gpu, no GPU needed"})
+    EXPECT_TRUE(contains(help, part)) << part << "\n" << r.out;
 }
 
 TEST_F(CliExplain, BadInputExits2WithAMessage) {

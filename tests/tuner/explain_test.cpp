@@ -1,7 +1,12 @@
 // `gemvtune explain`'s numbers (tuner/explain.hpp) against hand calculations: grid, residency
 // from a given register count, waves and the last wave, bytes in flight against Little's law,
-// split-K's partials, and the verdict. No GPU; the cubin is given, not compiled.
+// split-K's partials, the verdict, and the limiter rule with a measured time (choose_limiter,
+// --measured-us's parsing). No GPU; the cubin is given, not compiled.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
 
 #include "gemvtune/error.hpp"
 #include "tuner/explain.hpp"
@@ -175,6 +180,139 @@ TEST(Explain, SplitKPartialsAndFixUpAsTheModelCountsThem) {
   EXPECT_GT(x.split_us, 1.2);
   EXPECT_LT(2.0 * 4096 * 14336 / 4470e9 * 1e6 / x.predicted_us, 0.85);
   EXPECT_EQ(x.limiter, Limiter::split_k) << x.verdict;
+}
+
+// The limiter rule alone (choose_limiter): a measured time, when there is one, decides whether
+// the call is bandwidth-bound; otherwise the model's time does. Below 85% the limiter is the
+// model's largest cost either way.
+TEST(ChooseLimiter, AMeasurementBelow85PercentNamesTheModelsLargestCost) {
+  LimiterCosts costs;
+  costs.grid = 0.3;
+  costs.bytes_in_flight = 0.1;
+  costs.launch = 1.2;
+  // The model alone says bandwidth (90%), the measurement reaches 84%: the largest cost.
+  EXPECT_EQ(choose_limiter(costs, 0.90, std::nullopt), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.84), Limiter::launch);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.8499), Limiter::launch);
+  costs.grid = 2.0;
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.84), Limiter::grid);
+  costs.grid = 0;
+  costs.split_k = 3.0;
+  EXPECT_EQ(choose_limiter(costs, 0.95, 0.50), Limiter::split_k);
+  costs.issue = 4.0;
+  EXPECT_EQ(choose_limiter(costs, 0.95, 0.50), Limiter::issue);
+}
+
+TEST(ChooseLimiter, AMeasurementAt85PercentOrMoreIsBandwidth) {
+  LimiterCosts costs;
+  costs.launch = 1.2;
+  costs.grid = 0.4;
+  // The model alone names the launch (70%); the measurement reaches 85% or more: bandwidth.
+  EXPECT_EQ(choose_limiter(costs, 0.70, std::nullopt), Limiter::launch);
+  EXPECT_EQ(choose_limiter(costs, 0.70, 0.85), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.70, 0.97), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.95, 0.85), Limiter::bandwidth);
+  // Without a measurement, today's rule at its threshold.
+  EXPECT_EQ(choose_limiter(costs, 0.85, std::nullopt), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.8499, std::nullopt), Limiter::launch);
+}
+
+TEST(ChooseLimiter, LargestCostTiesGoToTheFirstCause) {
+  LimiterCosts costs;
+  EXPECT_EQ(largest_cost(costs), Limiter::grid);  // all zero
+  costs.launch = 1.0;
+  costs.split_k = 1.0;
+  EXPECT_EQ(largest_cost(costs), Limiter::launch);
+  costs.bytes_in_flight = 1.0;
+  EXPECT_EQ(largest_cost(costs), Limiter::bytes_in_flight);
+}
+
+TEST(Explain, AMeasuredTimeBelow85PercentOverridesTheModelsBandwidth) {
+  // The model says bandwidth for this config (the stream is 86% of its 8.74 us); measured at 84%
+  // of the read ceiling, the limiter is the model's largest cost beyond the stream, the launch.
+  const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
+  const double moved = 2.0 * 4096 * 4096 + 2.0 * (4096 + 4096);
+  const double us = moved / (0.84 * 4470e9) * 1e6;  // 8.94 us
+  const Explanation x = explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
+                                MeasuredTime{us, "given with --measured-us"});
+  ASSERT_TRUE(x.measured.has_value());
+  EXPECT_EQ(x.measured->source, "given with --measured-us");
+  EXPECT_DOUBLE_EQ(x.measured->us, us);
+  EXPECT_NEAR(x.measured_gbps, 0.84 * 4470, 1e-6);
+  ASSERT_TRUE(x.measured_share.has_value());
+  EXPECT_NEAR(*x.measured_share, 0.84, 1e-12);
+  EXPECT_NEAR(x.model_share, 0.859, 0.001);
+  EXPECT_EQ(x.largest, Limiter::launch);
+  EXPECT_EQ(x.limiter, Limiter::launch) << x.verdict;
+  EXPECT_EQ(x.verdict.rfind("launch and ramp: measured 84.0% of the read ceiling (8.94 us, 3755 GB/s of 4470); "
+                            "the model's largest cost beyond the stream is launch and ramp: the model's 1.20 us",
+                            0),
+            0u)
+      << x.verdict;
+  // The same config without a measurement keeps the model's verdict.
+  const Explanation model_only = explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{});
+  EXPECT_EQ(model_only.limiter, Limiter::bandwidth);
+  EXPECT_FALSE(model_only.measured_share.has_value());
+  EXPECT_EQ(model_only.largest, Limiter::launch);
+}
+
+TEST(Explain, AMeasuredTimeAt85PercentOrMoreIsBandwidthWhateverTheModelSays) {
+  // The model names the launch for 1024x4096 with PDL (the stream 60% of its time); measured at
+  // 90% of the read ceiling the call is bandwidth-bound, and the verdict says the model differed.
+  const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
+  const double moved = 2.0 * 1024 * 4096 + 2.0 * (1024 + 4096);
+  const double us = moved / (0.90 * 4470e9) * 1e6;
+  const Explanation x = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
+                                MeasuredTime{us, "measured on device 0 in graph mode"});
+  EXPECT_EQ(x.limiter, Limiter::bandwidth) << x.verdict;
+  EXPECT_EQ(x.largest, Limiter::launch);
+  EXPECT_NE(x.verdict.find("bandwidth: measured 90.0% of the read ceiling"), std::string::npos) << x.verdict;
+  EXPECT_NE(x.verdict.find("the model predicted 60%"), std::string::npos) << x.verdict;
+  EXPECT_NE(x.verdict.find("its largest cost launch and ramp"), std::string::npos) << x.verdict;
+  // A slower measurement of the same call: below 85%, the launch again.
+  const Explanation slow = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
+                                   MeasuredTime{moved / (0.80 * 4470e9) * 1e6, "x"});
+  EXPECT_EQ(slow.limiter, Limiter::launch) << slow.verdict;
+}
+
+TEST(Explain, RefusesAMeasuredTimeThatIsNotPositiveAndFinite) {
+  const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
+  for (double us : {0.0, -1.0, std::nan(""), HUGE_VAL})
+    EXPECT_THROW(explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
+                         MeasuredTime{us, "x"}),
+                 InvalidArgument)
+        << us;
+}
+
+TEST(ParseMeasuredUs, TakesAPositiveFiniteNumber) {
+  EXPECT_DOUBLE_EQ(parse_measured_us("27.97"), 27.97);
+  EXPECT_DOUBLE_EQ(parse_measured_us("1e3"), 1000);
+  EXPECT_DOUBLE_EQ(parse_measured_us("0.5"), 0.5);
+}
+
+TEST(ParseMeasuredUs, RefusesZeroNegativeNanAndTextWithAClearMessage) {
+  auto message = [](const std::string& text) -> std::string {
+    try {
+      parse_measured_us(text);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  const struct {
+    const char* text;
+    const char* says;
+  } bad[] = {{"0", "--measured-us '0' is not > 0"},         {"-0", "--measured-us '-0' is not > 0"},
+             {"-3.5", "--measured-us '-3.5' is not > 0"},   {"nan", "--measured-us 'nan' is not finite"},
+             {"NaN", "--measured-us 'NaN' is not finite"},  {"inf", "--measured-us 'inf' is not finite"},
+             {"1e999", "--measured-us '1e999' is not finite"}, {"abc", "--measured-us 'abc' is not a number"},
+             {"", "--measured-us '' is not a number"},      {"12us", "--measured-us '12us' is not a number"},
+             {"12 ", "--measured-us '12 ' is not a number"}};
+  for (const auto& b : bad) {
+    const std::string m = message(b.text);
+    EXPECT_NE(m.find(b.says), std::string::npos) << b.text << ": " << m;
+    EXPECT_NE(m.find("microseconds per call"), std::string::npos) << m;
+  }
 }
 
 TEST(Explain, RefusesAConfigInvalidForTheShape) {
