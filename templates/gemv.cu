@@ -258,6 +258,99 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
 }
 #endif  // GEMV_ALIGNED_BODY
 
+// One trip of the plain kernel's body loop: warp-wide loads c, c + KW, ... (U of them) of every
+// row, all in flight before the first use. LAST: the warp's remaining loads, fewer than U whole
+// ones and the last, partial one (lanes below rest), still all in flight at once. They used to go
+// out one at a time, a round trip each: on the H200, bf16 256000x3584 (K = 14 warp-wide loads)
+// took 537 us with u8 (8 loads in the loop, then 6 one by one) and 400 us with u2 (none left).
+template <bool LAST>
+__device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV_ROWS_PER_WARP], const elem_t* xk,
+                                                long long ldx, int m, int c, int full_chunks, int rest, int lane,
+                                                bool& waited, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
+  constexpr int CHUNK = 32 * VE;  // elements one warp-wide load covers
+  // In the last trip a load past the warp's end reads the slice's first vector instead (always
+  // there) and is zeroed before use: predicated loads and FMAs kept U predicates live and cost
+  // ptxas up to 30 registers per thread (u8: 96 -> 126), this way about none.
+  const auto ok = [&](int u) {
+    const int cu = c + u * KW;
+    return !LAST || cu < full_chunks || (cu == full_chunks && lane < rest);
+  };
+  const auto offset = [&](int u) { return ok(u) ? (c + u * KW) * CHUNK : -lane * VE; };
+  vec_t wv[U][R];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int r = 0; r < R; ++r) wv[u][r] = load_weights(wrow[r] + offset(u));
+  if (LAST) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (!ok(u)) wv[u][r] = vec_t{};
+  }
+  if (!waited) {
+#if GEMV_PREFETCH_L2
+    // While the previous grid drains, ask L2 for the rest of this warp's weights, so HBM is
+    // kept busy through the hand-over; the loads after the wait then hit L2. A 128-byte line
+    // per lane: LINES lanes cover one warp-wide load, so one instruction covers 32 / LINES of
+    // this warp's loads along K.
+    constexpr int LINES = GEMV_VEC_BYTES >= 4 ? GEMV_VEC_BYTES / 4 : 1;
+#pragma unroll 1
+    for (int j = c + U * KW + lane / LINES * KW; j < full_chunks; j += 32 / LINES * KW)
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        prefetch_l2(reinterpret_cast<const char*>(wrow[r] - lane * VE + j * CHUNK) + lane % LINES * 128);
+#endif
+    wait_for_previous_grid();  // x may be the previous grid's output
+    waited = true;
+  }
+#if GEMV_M_TILE == 1
+  // One x row: all its loads go out before the first use, as the weights' do.
+  vec_t xv[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) xv[u] = load_x(xk + offset(u));
+  if (LAST) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (!ok(u)) xv[u] = vec_t{};  // 0 x, not just 0 w: 0 * inf would be NaN
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    float xf[VE];
+    vec_to_floats(xv[u], xf);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float wf[VE];
+      vec_to_floats(wv[u][r], wf);
+#pragma unroll
+      for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
+    }
+  }
+#else
+  // Several x rows: each weight vector is converted once and feeds MT rows of x, which come
+  // from L1/L2 (every warp of the grid reads the same X).
+  constexpr int MT = GEMV_M_TILE;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    float wf[R][VE];
+#pragma unroll
+    for (int r = 0; r < R; ++r) vec_to_floats(wv[u][r], wf[r]);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      if (mi < m && (!LAST || ok(u))) {  // skipped, not zeroed: 0 w * inf x would be NaN
+        float xf[VE];
+        vec_to_floats(load_x(xk + mi * ldx + offset(u)), xf);
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
+      }
+    }
+  }
+#endif
+}
+
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
 #if GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
@@ -315,120 +408,30 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #endif
   const bool active = row0 < n;
 
-  int c = kw;
+  // Whole vectors past the last full warp-wide load: lanes below rest have one more.
+  const int rest = (ke - kb) / VE - full_chunks * 32;
   if (active) {
-    for (; c + (U - 1) * KW < full_chunks; c += U * KW) {
-      vec_t wv[U][R];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int r = 0; r < R; ++r) wv[u][r] = load_weights(wrow[r] + (c + u * KW) * CHUNK);
-      if (!waited) {
-#if GEMV_PREFETCH_L2
-        // While the previous grid drains, ask L2 for the rest of this warp's weights, so HBM
-        // is kept busy through the hand-over; the loads after the wait then hit L2. A 128-byte
-        // line per lane: LINES lanes cover one warp-wide load, so one instruction covers
-        // 32 / LINES of this warp's loads along K.
-        constexpr int LINES = GEMV_VEC_BYTES >= 4 ? GEMV_VEC_BYTES / 4 : 1;
-#pragma unroll 1
-        for (int j = c + U * KW + lane / LINES * KW; j < full_chunks; j += 32 / LINES * KW)
-#pragma unroll
-          for (int r = 0; r < R; ++r)
-            prefetch_l2(reinterpret_cast<const char*>(wrow[r] - lane * VE + j * CHUNK) + lane % LINES * 128);
-#endif
-        wait_for_previous_grid();
-        waited = true;
-      }
-#if GEMV_M_TILE == 1
-      // One x row: all its loads go out before the first use, as the weights' do.
-      vec_t xv[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) xv[u] = load_x(xk + (c + u * KW) * CHUNK);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        float xf[VE];
-        vec_to_floats(xv[u], xf);
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          float wf[VE];
-          vec_to_floats(wv[u][r], wf);
-#pragma unroll
-          for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
-        }
-      }
-#else
-      // Several x rows: each weight vector is converted once and feeds MT rows of x, which
-      // come from L1/L2 (every warp of the grid reads the same X).
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        float wf[R][VE];
-#pragma unroll
-        for (int r = 0; r < R; ++r) vec_to_floats(wv[u][r], wf[r]);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          if (mi < m) {
-            float xf[VE];
-            vec_to_floats(load_x(xk + mi * ldx + (c + u * KW) * CHUNK), xf);
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-#pragma unroll
-              for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
-          }
-        }
-      }
-#endif
-    }
+    int c = kw;
+#pragma unroll 1  // a trip already holds U loads per row in flight; unrolling more only adds registers
+    for (; c + (U - 1) * KW < full_chunks; c += U * KW)
+      plain_body_trip<false>(wrow, xk, ldx, m, c, full_chunks, rest, lane, waited, acc);
+    if (c < full_chunks + (rest > 0 ? 1 : 0))
+      plain_body_trip<true>(wrow, xk, ldx, m, c, full_chunks, rest, lane, waited, acc);
   }
   if (!waited) wait_for_previous_grid();
-  if (active) {
-    // Fewer than U chunks left for this warp: one at a time.
-    for (; c < full_chunks; c += KW) {
-      float wf[R][VE];
+  // Single elements past the last whole vector (K % VE), one per lane.
+  if (active && kw == KW - 1) {
+    const int vec_end = kb + (ke - kb) / VE * VE;
+    for (int e = vec_end + lane; e < ke; e += 32) {
+      float wf[R];
 #pragma unroll
-      for (int r = 0; r < R; ++r) vec_to_floats(load_weights(wrow[r] + c * CHUNK), wf[r]);
+      for (int r = 0; r < R; ++r) wf[r] = elem_to_float(wrow[r][e - kb - lane * VE]);
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
         if (mi < m) {
-          float xf[VE];
-          vec_to_floats(load_x(xk + mi * ldx + c * CHUNK), xf);
+          const float xe = elem_to_float(load_x_element(x + mi * ldx + e));
 #pragma unroll
-          for (int r = 0; r < R; ++r)
-#pragma unroll
-            for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
-        }
-      }
-    }
-    // Tail shorter than one warp-wide load: whole vectors, then single elements (K % VE).
-    if (kw == KW - 1) {
-      const int tail = kb + full_chunks * CHUNK;
-      const int vec_end = kb + (ke - kb) / VE * VE;
-      for (int e = tail + lane * VE; e + VE <= vec_end; e += CHUNK) {
-        float wf[R][VE];
-#pragma unroll
-        for (int r = 0; r < R; ++r) vec_to_floats(load_weights(wrow[r] - kb - lane * VE + e), wf[r]);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          if (mi < m) {
-            float xf[VE];
-            vec_to_floats(load_x(x + mi * ldx + e), xf);
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-#pragma unroll
-              for (int j = 0; j < VE; ++j) acc[r][mi] = fmaf(wf[r][j], xf[j], acc[r][mi]);
-          }
-        }
-      }
-      for (int e = vec_end + lane; e < ke; e += 32) {
-        float wf[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) wf[r] = elem_to_float(wrow[r][e - kb - lane * VE]);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          if (mi < m) {
-            const float xe = elem_to_float(load_x_element(x + mi * ldx + e));
-#pragma unroll
-            for (int r = 0; r < R; ++r) acc[r][mi] = fmaf(wf[r], xe, acc[r][mi]);
-          }
+          for (int r = 0; r < R; ++r) acc[r][mi] = fmaf(wf[r], xe, acc[r][mi]);
         }
       }
     }

@@ -70,8 +70,9 @@ TEST(TunerGpu, TunesASmallShapeAndQueriesItBack) {
 TEST(TunerGpu, TuneOnDevicesWithAnUnalignedK) {
   GEMVTUNE_REQUIRE_GPU();
   cache_test::TempDir dir;
-  // K = 1004 bf16: rows are 2008 bytes, so 16-byte loads are misaligned and the tuner falls
-  // back to 8-byte ones, as `run` does.
+  // K = 1004 bf16: rows are 2008 bytes, so plain 16-byte loads are misaligned: the winner
+  // either falls back to narrower loads, as `run` does, or is an aligned-body (`_al`) kernel,
+  // which reads each row's head apart and the body with 16-byte loads (issue 14).
   const TuneJob job{{256, 1004}, DType::bf16};
   std::size_t started = 0;
   TuneCallbacks callbacks;
@@ -81,7 +82,7 @@ TEST(TunerGpu, TuneOnDevicesWithAnUnalignedK) {
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].status, JobStatus::tuned) << out[0].error;
   const KernelConfig winner = parse_config(out[0].result->record.config);
-  EXPECT_EQ(winner.vec_bytes, 8);
+  EXPECT_TRUE(winner.vec_bytes <= 8 || (winner.aligned_body && winner.vec_bytes == 16)) << out[0].result->record.config;
 }
 
 TEST(TunerGpu, PeakStreamsAtLeastFourGiB) {
