@@ -81,6 +81,12 @@
 #define GEMV_QTC_CHUNK 128  // elements of K per chunk: one group, 16 bytes for each of 4 lanes
 // Split boundaries fall on 128-byte lines of weights (256 elements, two groups).
 #define GEMV_SPLIT_ALIGN 256
+// At m = 1 the block stages x once for all its warps: each chunk's pairs in the mma's K order
+// and the chunk's sum of x, in shared memory, GEMV_QTC_X_SLICE chunks at a time. Every warp
+// then reads its pairs with four shared loads instead of loading x, permuting it and summing
+// it with a second mma for every chunk (8 of a tile's 16 mma at one tile per warp).
+#define GEMV_QTC_STAGED_X (GEMV_M_TILE == 1)
+#define GEMV_QTC_X_SLICE 16
 
 #if GEMV_DTYPE == 1
 #define GEMV_QTC_BIAS 0x64006400u  // fp16 1024 + q
@@ -153,6 +159,12 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   constexpr int CHUNK = GEMV_QTC_CHUNK, STAGES = U + 1;
   // ring[warp][stage][tile][row half][lane]: one chunk of a tile is 2 x 32 x 16 = 1 KB.
   __shared__ __align__(16) uint4 ring[GEMV_WARPS][STAGES][R][2][32];
+#if GEMV_QTC_STAGED_X
+  // x_pairs[c][t][q]: lane t's pairs of word q of chunk c of the slice; 5 uint4 per (c, t) so
+  // that the four t of a load fall in different banks. x_sum[c]: the chunk's sum of x.
+  __shared__ __align__(16) uint4 x_pairs[GEMV_QTC_X_SLICE][4][5];
+  __shared__ float x_sum[GEMV_QTC_X_SLICE];
+#endif
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int kw = warp % KW, row_group = warp / KW;
@@ -188,15 +200,19 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   constexpr int W_STEP = CHUNK * KW / 2, G_STEP = KW;  // bytes of weights, groups per chunk of mine
   // Batch row 8 nt + g of X, or row m - 1 past the batch: its columns of D are never written,
   // and every lane loads, so no lane idles on a predicate.
+#if !GEMV_QTC_STAGED_X
   const elem_t* xr[NT];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) xr[nt] = x + min(8 * nt + g, m - 1) * ldx + kb + kw * CHUNK + 32 * t;
+#endif
 
   // The mma's constant operands, kept in registers for the whole loop: made from m so that the
   // compiler cannot rematerialize them (it did, at four moves per ones-mma).
   const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
+#if !GEMV_QTC_STAGED_X
   const unsigned ones0 = GEMV_QTC_ONES | opaque, ones1 = GEMV_QTC_ONES | (opaque << 1),
                  ones2 = GEMV_QTC_ONES | (opaque << 2), ones3 = GEMV_QTC_ONES | (opaque << 3);
+#endif
   const unsigned bias = GEMV_QTC_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
   unsigned long long policy = 0;
 #if GEMV_STREAMING
@@ -241,6 +257,32 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 
   // X of chunk j, loaded one chunk ahead of its use: the warps of a block reach a chunk
   // together, and the first of them to read its lines waits for L2.
+#if GEMV_QTC_STAGED_X
+  // Chunks [c0, c1) of the split into x_pairs and x_sum, by the whole block: unit u is word q of
+  // lane t's 32 elements of chunk c0 + u / 16, and the 16 units of a chunk, 16 adjacent lanes,
+  // add up its sum by shuffles. Every thread runs the same trip count (the shuffles need them all).
+  const auto stage_x = [&](int c0, int c1) {
+    constexpr int UNITS = GEMV_QTC_X_SLICE * 16;
+#pragma unroll 1
+    for (int u0 = 0; u0 < UNITS; u0 += GEMV_THREADS) {
+      const int u = u0 + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
+      float sum = 0.f;
+      if (u < UNITS && c < c1 - c0) {
+        const uint4 v = load_x(x + kb + (c0 + c) * CHUNK + 32 * tt + 8 * q);
+        unsigned xp[4];
+        qtc_x_pairs(v, xp);
+        x_pairs[c][tt][q] = make_uint4(xp[0], xp[1], xp[2], xp[3]);
+        float f[8];
+        vec_to_floats(v, f);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) sum += f[e];
+      }
+#pragma unroll
+      for (int off = 8; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (u < UNITS && c < c1 - c0 && (u & 15) == 0) x_sum[c] = sum;
+    }
+  };
+#else
   uint4 x_next[NT][4];
   const auto load_x_chunk = [&](int j) {
 #pragma unroll
@@ -249,6 +291,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       for (int q = 0; q < 4; ++q) x_next[nt][q] = load_x(xr[nt] + static_cast<long long>(j) * (CHUNK * KW) + 8 * q);
   };
   if (mine > 0) load_x_chunk(0);
+#endif
 
   // This lane's factor of each tile for chunk j, loaded one chunk ahead of its use.
   unsigned f_next[R];
@@ -258,69 +301,102 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   };
   if (mine > 0) load_factors(0);
 
-  // Stages of chunk j (consumed now) and of chunk j + U (issued now), kept as counters.
-  for (int j = 0, stage = 0, ahead = U; j < mine; ++j, stage = stage == U ? 0 : stage + 1, ahead = ahead == U ? 0 : ahead + 1) {
-    issue(j + U, ahead);
-    qtc_wait<U>();  // chunk j is in this lane's part of the ring
-    float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
+  // Slices of GEMV_QTC_X_SLICE chunks where x is staged (the same count for every warp of the
+  // block: the barriers need them all), one slice otherwise. Stages of chunk j (consumed now)
+  // and of chunk j + U (issued now) are kept as counters.
+  constexpr int SLICE = GEMV_QTC_STAGED_X ? GEMV_QTC_X_SLICE : (1 << 30);
+  const int slices = GEMV_QTC_STAGED_X ? (chunks + SLICE - 1) / SLICE : 1;
+  int j = 0, stage = 0, ahead = U;
+  for (int slice = 0; slice < slices; ++slice) {
+    const int c0 = slice * SLICE, c1 = min(chunks, c0 + SLICE);
+#if GEMV_QTC_STAGED_X
+    __syncthreads();  // every warp is done with the previous slice
+    stage_x(c0, c1);
+    __syncthreads();
+#endif
+    for (; j < mine && kw + j * KW < c1; ++j, stage = stage == U ? 0 : stage + 1, ahead = ahead == U ? 0 : ahead + 1) {
+      issue(j + U, ahead);
+      qtc_wait<U>();  // chunk j is in this lane's part of the ring
+      float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const float f = elem_bits_to_float(f_next[i]);
+      for (int i = 0; i < R; ++i) {
+        const float f = elem_bits_to_float(f_next[i]);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
-        bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+        for (int h = 0; h < 2; ++h) {
+          s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
+          bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+        }
       }
-    }
-    uint4 xv[NT][4];
+#if GEMV_QTC_STAGED_X
+      const int c = kw + j * KW - c0;  // this chunk within the slice
+      if (j + 1 < mine) load_factors(j + 1);
+#else
+      uint4 xv[NT][4];
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) xv[nt][q] = x_next[nt][q];
-    if (j + 1 < mine) {
-      load_factors(j + 1);
-      load_x_chunk(j + 1);
-    }
-    uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][stage][i][h][lane];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      float xs[4] = {0.f, 0.f, 0.f, 0.f};  // sum of x over the group (the D of A = 1)
-      float d[R][4];
+        for (int q = 0; q < 4; ++q) xv[nt][q] = x_next[nt][q];
+      if (j + 1 < mine) {
+        load_factors(j + 1);
+        load_x_chunk(j + 1);
+      }
+#endif
+      uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
-      // One accumulator chain per tile: splitting it in two (the first and second mma of each
-      // word) raised registers by a third and measured the same (28672x4096, H200).
+        for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][stage][i][h][lane];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {  // word q of each lane's 16 bytes: 8 weights per row
-        unsigned xp[4];
-        qtc_x_pairs(xv[nt][q], xp);
-        qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
-        qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
+      for (int nt = 0; nt < NT; ++nt) {
+        float xs[4];  // sum of x over the group, as the D fragment of A = 1
+        float d[R][4];
 #pragma unroll
-        for (int i = 0; i < R; ++i) {
-          const unsigned lo = q == 0 ? wv[i][0].x : q == 1 ? wv[i][0].y : q == 2 ? wv[i][0].z : wv[i][0].w;
-          const unsigned hi = q == 0 ? wv[i][1].x : q == 1 ? wv[i][1].y : q == 2 ? wv[i][1].z : wv[i][1].w;
-          qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
-                  qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
-          qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
-                  qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
+#if GEMV_QTC_STAGED_X
+#pragma unroll
+        for (int e = 0; e < 4; ++e) xs[e] = x_sum[c];
+#else
+#pragma unroll
+        for (int e = 0; e < 4; ++e) xs[e] = 0.f;
+#endif
+        // One accumulator chain per tile: splitting it in two (the first and second mma of each
+        // word) raised registers by a third and measured the same (28672x4096, H200).
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {  // word q of each lane's 16 bytes: 8 weights per row
+          unsigned xp[4];
+#if GEMV_QTC_STAGED_X
+          const uint4 pv = x_pairs[c][t][q];
+          xp[0] = pv.x;
+          xp[1] = pv.y;
+          xp[2] = pv.z;
+          xp[3] = pv.w;
+#else
+          qtc_x_pairs(xv[nt][q], xp);
+          qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
+          qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
+#endif
+#pragma unroll
+          for (int i = 0; i < R; ++i) {
+            const unsigned lo = q == 0 ? wv[i][0].x : q == 1 ? wv[i][0].y : q == 2 ? wv[i][0].z : wv[i][0].w;
+            const unsigned hi = q == 0 ? wv[i][1].x : q == 1 ? wv[i][1].y : q == 2 ? wv[i][1].z : wv[i][1].w;
+            qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
+                    qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
+            qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
+                    qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
+          }
         }
+        // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group
+        // adds s (D - (B + z) sum x) = s sum (q - z) x.
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            if (GEMV_M_TILE == 1 && e % 2 == 1) continue;  // batch row 2 t + 1: never written
+            acc[i][nt][e] = fmaf(s[i][e / 2], fmaf(-bz[i][e / 2], xs[e], d[i][e]), acc[i][nt][e]);
+          }
       }
-      // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group adds
-      // s (D - (B + z) sum x) = s sum (q - z) x.
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if (GEMV_M_TILE == 1 && e % 2 == 1) continue;  // batch row 2 t + 1: never written
-          acc[i][nt][e] = fmaf(s[i][e / 2], fmaf(-bz[i][e / 2], xs[e], d[i][e]), acc[i][nt][e]);
-        }
     }
   }
   qtc_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)
