@@ -48,10 +48,12 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     // rows it pays for heads, tails and shifted x windows it has no use for (H200, bf16
     // 4608x3584 given 4096x4093's al winner: 12.35 us, 0.88x cuBLAS; its own winner 8.94 us).
     // The shape's own entries were tried with `usable` before nearest() is asked.
+    // Nor one whose L2 prefetch overflows L2 on this shape (prefetch_fits_l2: a pf config tuned
+    // on a short K, lent to a long one).
     const bool aligned_rows = shape.k * static_cast<std::int64_t>(dtype_size(dtype)) % 16 == 0;
     const auto suits = [&](const std::string& config) {
       const std::optional<KernelConfig> c = usable_config(config, dtype, shape, batch, weights);
-      return c.has_value() && !(aligned_rows && c->aligned_body);
+      return c.has_value() && !(aligned_rows && c->aligned_body) && prefetch_fits_l2(*c, dtype, shape, model);
     };
     const auto take = [&](std::optional<TuneRecord> found) {
       out.config = *usable_config(found->config, dtype, shape, batch, weights);

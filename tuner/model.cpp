@@ -177,6 +177,15 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
   return out;
 }
 
+bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu) {
+  if (!c.prefetch_l2) return true;
+  const double esize = static_cast<double>(dtype_size(t));
+  const double slice = esize * std::ceil(static_cast<double>(s.k) / c.split_k / c.k_warps) * c.rows_per_warp;
+  const double warp_slots = double(gpu.max_threads_per_sm) / 32 * gpu.sm_count;
+  const double call = esize * static_cast<double>(s.n) * static_cast<double>(s.k);
+  return std::min(call, slice * warp_slots) <= gpu.l2_bytes;
+}
+
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m, WeightFormat w) {
   auto ranked = rank_by_model(search_space_for(t, s, m, w), t, s, gpu, w);
   if (!ranked.empty()) return ranked.front();

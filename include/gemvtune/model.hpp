@@ -24,6 +24,7 @@ struct GpuModelParams {
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
   double shared_bytes_per_sm = 228 * 1024;  // shared memory per SM (sm_90), for the int4 tc ring
+  double l2_bytes = 60.0 * 1024 * 1024;     // L2 (H200: 60 MiB), for the L2 prefetch (pf)
   // Issue-rate terms: arithmetic per second on one SM is 128 fp32 lanes x clock x share. The
   // shares are fitted to recorded H200 measurements (tuner/model_fit.hpp; the data files are
   // named in tuner/model.cpp and docs/tuning.md, "Fitting the model's constants").
@@ -69,6 +70,13 @@ struct Residency {
   const char* limit = "";     // "threads", "blocks" or "registers": which one binds
 };
 Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu = {});
+
+// Whether a config's L2 prefetch (pf) stays within L2 on this shape: each resident warp asks L2
+// for the rest of its K slice before waiting on the previous kernel, so at most the least of
+// the call's weight bytes and (its slice's bytes x every warp slot of the GPU) is prefetched.
+// Past the L2's size the prefetch evicts its own lines and the weights cross HBM twice (H200,
+// bf16 4096x14336: t128_r1_kw2_u4_pf 38.0 us, 0.85x cuBLAS; without pf 27.9 us). True without pf.
+bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu = {});
 
 // Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
 // for the dequantizing arithmetic of the quantized family (see model.cpp).

@@ -273,3 +273,22 @@ TEST_F(ResolveTest, NearestLendsAlignedBodyConfigsOnlyToMisalignedRows) {
   cache.store(record(kH200, {4608, 3584}, "t128_r1_kw1_v16_u4_sk1_cs_pdl_al"));
   EXPECT_EQ(resolve_config(&cache, kH200, {4608, 3584}, DType::bf16).source, ConfigSource::exact);
 }
+
+// A pf config (L2 prefetch of each warp's whole K slice) is lent only where the prefetch fits in
+// L2: tuned on 4096x4096 (4 KB per warp), not lent to 4096x14336 (14 KB per warp: every warp
+// slot of the H200 would ask for 117 MB), where it measured 0.85x cuBLAS.
+TEST_F(ResolveTest, NearestLendsPrefetchConfigsOnlyWhereThePrefetchFitsInL2) {
+  const KernelConfig pf = parse_config("t128_r1_kw2_v16_u4_sk1_cs_pdl_pf");
+  EXPECT_TRUE(prefetch_fits_l2(pf, DType::bf16, {4096, 4096}, params(kH200)));
+  EXPECT_TRUE(prefetch_fits_l2(pf, DType::bf16, {6144, 4096}, params(kH200)));
+  EXPECT_FALSE(prefetch_fits_l2(pf, DType::bf16, {4096, 14336}, params(kH200)));
+  EXPECT_TRUE(prefetch_fits_l2(pf, DType::bf16, {16, 14336}, params(kH200)));  // 0.5 MB in all
+  EXPECT_TRUE(prefetch_fits_l2(parse_config("t128_r1_kw2_v16_u4_sk1_cs_pdl"), DType::bf16, {4096, 14336},
+                               params(kH200)));
+  cache.store(record(kH200, {4096, 4096}, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf"));
+  EXPECT_EQ(resolve_config(&cache, kH200, {6144, 4096}, DType::bf16).source_text, "nearest 4096x4096");
+  const Resolved long_k = resolve_config(&cache, kH200, {4096, 14336}, DType::bf16);
+  EXPECT_EQ(long_k.source, ConfigSource::model_default);
+  cache.store(record(kH200, {14336, 4096}, "t128_r1_kw1_v16_u8_sk1_cs_pdl"));
+  EXPECT_EQ(resolve_config(&cache, kH200, {4096, 14336}, DType::bf16).source_text, "nearest 14336x4096");
+}
