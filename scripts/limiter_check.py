@@ -45,9 +45,11 @@ The agreement rule, from what each limiter means in tuner/explain.cpp:
                     >= 10% of the no-PDL time, or the PDL call is short (< 8 us, where the ~2 us
                     per call that PDL does not hide is at least a third of the transfer, explain's
                     own threshold for this limiter).
-  grid, bytes in flight, issue
+  grid, bytes in flight, issue, not modelled
                     the stream runs below the ceiling for a reason PDL cannot touch: agrees when
-                    the PDL call reaches < 85% of the ceiling and PDL saves < 10%.
+                    the PDL call reaches < 85% of the ceiling and PDL saves < 10%. ("not
+                    modelled": measured below the ceiling by more than the model's largest
+                    cost explains; only with a measured time.)
   split-K fix-up    the partials and the last block's serial fix-up, a tail at the end of the
                     call that PDL overlaps with the next call as it does the launch: agrees when
                     the config splits K and the PDL call reaches < 85% of the ceiling (PDL's gain
@@ -74,7 +76,7 @@ import tempfile
 BANDWIDTH_PCT = 85.0   # bandwidth: the PDL call at >= this % of the read ceiling
 PDL_GAIN = 0.10        # launch and ramp: PDL saves >= this share of the no-PDL time ...
 SHORT_US = 8.0         # ... or the PDL call is shorter than this
-STREAM_LIMITERS = ("grid", "bytes in flight", "issue")
+STREAM_LIMITERS = ("grid", "bytes in flight", "issue", "not modelled")
 DEFAULT_GPU = "NVIDIA H200/132sm/cc9.0"
 
 
@@ -85,7 +87,7 @@ class BadInput(Exception):
 def rule_text():
     return (f"Agreement rule: **bandwidth** agrees when the PDL call reaches >= {BANDWIDTH_PCT:.0f}% of the read "
             f"ceiling; **launch and ramp** when PDL saves >= {100 * PDL_GAIN:.0f}% of the no-PDL time or the PDL "
-            f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight** and **issue** when the PDL call reaches "
+            f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight**, **issue** and **not modelled** when the PDL call reaches "
             f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}%; **split-K fix-up** when the "
             f"config splits K and the PDL call reaches < {BANDWIDTH_PCT:.0f}%. PDL gain = (no-PDL - PDL) "
             f"/ no-PDL, graph mode; % of ceiling is bench's, against the ceiling it measured.")

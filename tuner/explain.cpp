@@ -21,6 +21,7 @@ const char* to_string(Limiter l) {
     case Limiter::issue: return "issue";
     case Limiter::split_k: return "split-K fix-up";
     case Limiter::bandwidth: return "bandwidth";
+    case Limiter::unmodelled: return "not modelled";
   }
   return "?";
 }
@@ -37,9 +38,17 @@ Limiter largest_cost(const LimiterCosts& c) {
   return top->first;
 }
 
-Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share) {
+Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share,
+                       double unexplained_us) {
   const double share = measured_share ? *measured_share : model_share;
-  return share >= kBandwidthShare ? Limiter::bandwidth : largest_cost(costs);
+  if (share >= kBandwidthShare) return Limiter::bandwidth;
+  const Limiter largest = largest_cost(costs);
+  const double largest_us = largest == Limiter::grid              ? costs.grid
+                            : largest == Limiter::bytes_in_flight ? costs.bytes_in_flight
+                            : largest == Limiter::launch          ? costs.launch
+                            : largest == Limiter::issue           ? costs.issue
+                                                                  : costs.split_k;
+  return measured_share && unexplained_us > largest_us ? Limiter::unmodelled : largest;
 }
 
 double parse_measured_us(const std::string& text) {
@@ -131,7 +140,7 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     x.measured_gbps = x.moved_bytes / (measured->us * 1e-6) / 1e9;
     x.measured_share = x.measured_gbps / gpu.read_ceiling_gbps;
   }
-  x.limiter = choose_limiter(x.costs, x.model_share, x.measured_share);
+  x.limiter = choose_limiter(x.costs, x.model_share, x.measured_share, measured ? measured->us - e.time_us : 0.0);
 
   // What the model says of the largest cost, after "<limiter>: ".
   std::string cause;
@@ -161,7 +170,8 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
       cause = format("%.2f us of partials and fix-up against %.2f us of transfer (%.0f%%)", e.split_us + e.reduce_us,
                      e.transfer_us, 100 * (e.split_us + e.reduce_us) / e.transfer_us);
       break;
-    case Limiter::bandwidth: break;  // never the largest cost
+    case Limiter::bandwidth:
+    case Limiter::unmodelled: break;  // never the largest cost
   }
   const std::string in_flight =
       format("%.1f KB in flight per SM ", e.in_flight_per_sm / 1024) +
@@ -181,6 +191,12 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     if (x.model_share < kBandwidthShare)
       x.verdict += format("; the model predicted %.0f%% (%.2f us), its largest cost ", 100 * x.model_share, e.time_us) +
                    to_string(x.largest);
+  } else if (x.limiter == Limiter::unmodelled) {
+    x.verdict = name + format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
+                              100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
+                format("%.2f us beyond the model's %.2f us, more than its largest cost, ", measured->us - e.time_us,
+                       e.time_us) +
+                to_string(x.largest) + ": " + cause;
   } else {
     x.verdict = name + format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
                               100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +

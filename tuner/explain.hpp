@@ -30,8 +30,9 @@ struct KernelResources {
 //   issue            the arithmetic term (CUDA cores at M > 1, quantized) beyond the transfer
 //   split_k          split-K's partials and fix-up
 //   bandwidth        the stream itself
-enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, bandwidth };
-// "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "bandwidth"
+enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, bandwidth, unmodelled };
+// "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "bandwidth",
+// "not modelled" (measured below the ceiling by more than any cost the model names explains)
 const char* to_string(Limiter l);
 
 // What the model says each cause adds to the weights' stream at the read ceiling, in us.
@@ -46,8 +47,12 @@ Limiter largest_cost(const LimiterCosts& costs);
 // i.e. the call's bytes at the ceiling over the measured time) the measurement decides:
 // bandwidth when measured_share >= kBandwidthShare, else the model's largest cost. Without one,
 // the model decides the same way with model_share (the weights' stream at the ceiling over the
-// model's predicted time).
-Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share);
+// model's predicted time). With a measurement, unexplained_us is the measured time beyond the
+// model's prediction: when the call is below kBandwidthShare and that excess is larger than the
+// model's largest cost, the model cannot say what binds, and the limiter is `unmodelled`
+// rather than a cost too small to account for the time.
+Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share,
+                       double unexplained_us = 0);
 
 // A time measured for the config, microseconds per call (graph mode), and where it came from
 // ("given with --measured-us", "measured on device 0 ...").

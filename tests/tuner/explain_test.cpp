@@ -203,6 +203,23 @@ TEST(ChooseLimiter, AMeasurementBelow85PercentNamesTheModelsLargestCost) {
   EXPECT_EQ(choose_limiter(costs, 0.95, 0.50), Limiter::issue);
 }
 
+// Measured below 85% by more than the model's largest cost explains (H200, bf16 14336x4096 at
+// M = 8: 30.68 us against the model's 27.82, 2.86 us beyond it, where the largest cost is the
+// 1.2 us PDL launch term and PDL saved 5.6%): the model cannot say what binds.
+TEST(ChooseLimiter, AnExcessBeyondEveryModelledCostIsNotModelled) {
+  LimiterCosts costs;
+  costs.launch = 1.2;
+  costs.grid = 0.3;
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.842, 2.86), Limiter::unmodelled);
+  EXPECT_STREQ(to_string(Limiter::unmodelled), "not modelled");
+  // An excess the largest cost covers keeps that cost (6144x4096 at M = 1: 0.53 us beyond).
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.842, 0.53), Limiter::launch);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.842, 1.2), Limiter::launch);
+  // At 85% or more it is bandwidth whatever the excess; without a measurement never unmodelled.
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.86, 5.0), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.70, std::nullopt, 5.0), Limiter::launch);
+}
+
 TEST(ChooseLimiter, AMeasurementAt85PercentOrMoreIsBandwidth) {
   LimiterCosts costs;
   costs.launch = 1.2;
