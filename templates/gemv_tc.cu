@@ -188,23 +188,49 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
+    // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
+    // ...: at most LU per warp), in one predicated trip with every load issued before the
+    // first mma, as in a run. They used to go one chunk at a time, each waiting a whole round
+    // trip to HBM: the same loop in the dense CUDA-core kernel made configs whose unrolled
+    // stride does not divide K 1.3-2x slower on the H200 (bf16 256000 x 3584, 6-7 chunks a row:
+    // 537 us against 400). Here a row has at most U - 1 of them; not yet measured. ok[u] is
+    // the same on every lane (mma.sync takes the whole warp), and a chunk that is not ok is not
+    // loaded. U = 1 leaves none.
+    constexpr int LU = U > 1 ? (U - 2) / KW + 1 : 1;
+    const int c0 = runs * U + kw;
+    if (U > 1 && c0 < full_chunks) {
+      bool ok[LU];
+      uint4 wv[LU][R][2];
+#pragma unroll
+      for (int u = 0; u < LU; ++u) {
+        ok[u] = c0 + u * KW < full_chunks;
+        if (ok[u])
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c0 + u * KW) * CHUNK);
+      }
+      if (!waited) {
+        wait_for_previous_grid();
+        waited = true;
+      }
+      uint4 xv[LU][NT];
+#pragma unroll
+      for (int u = 0; u < LU; ++u)
+        if (ok[u])
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c0 + u * KW) * CHUNK) : zero;
+#pragma unroll
+      for (int u = 0; u < LU; ++u)
+        if (ok[u])
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+    }
   }
   if (!waited) wait_for_previous_grid();
   if (active) {
-    // Fewer than U chunks left after the runs: one at a time, spread over the warps.
-    for (int c = runs * U + kw; c < full_chunks; c += KW) {
-      uint4 wv[R][2];
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) wv[i][h] = load_weights(wr[i][h] + c * CHUNK);
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const uint4 xv = xok[nt] ? load_x(xr[nt] + c * CHUNK) : zero;
-#pragma unroll
-        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], wv[i][0], wv[i][1], xv);
-      }
-    }
     // The last partial chunk (K or the split's end not a multiple of 32): element loads with
     // zeros past the end, by one warp of the row set.
     const int rest = ke - kb - full_chunks * CHUNK;
