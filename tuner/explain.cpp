@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <utility>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
@@ -26,16 +25,27 @@ const char* to_string(Limiter l) {
   return "?";
 }
 
+namespace {
+// What the model says one cause adds, in us (bandwidth and unmodelled are not costs: 0).
+double cost_of(const LimiterCosts& c, Limiter l) {
+  switch (l) {
+    case Limiter::grid: return c.grid;
+    case Limiter::bytes_in_flight: return c.bytes_in_flight;
+    case Limiter::launch: return c.launch;
+    case Limiter::issue: return c.issue;
+    case Limiter::split_k: return c.split_k;
+    case Limiter::bandwidth:
+    case Limiter::unmodelled: break;
+  }
+  return 0;
+}
+}  // namespace
+
 Limiter largest_cost(const LimiterCosts& c) {
-  const std::pair<Limiter, double> costs[] = {{Limiter::grid, c.grid},
-                                              {Limiter::bytes_in_flight, c.bytes_in_flight},
-                                              {Limiter::launch, c.launch},
-                                              {Limiter::issue, c.issue},
-                                              {Limiter::split_k, c.split_k}};
-  const std::pair<Limiter, double>* top = &costs[0];
-  for (const auto& l : costs)
-    if (l.second > top->second) top = &l;
-  return top->first;
+  Limiter top = Limiter::grid;
+  for (Limiter l : {Limiter::bytes_in_flight, Limiter::launch, Limiter::issue, Limiter::split_k})
+    if (cost_of(c, l) > cost_of(c, top)) top = l;
+  return top;
 }
 
 Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share,
@@ -43,12 +53,7 @@ Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optio
   const double share = measured_share ? *measured_share : model_share;
   if (share >= kBandwidthShare) return Limiter::bandwidth;
   const Limiter largest = largest_cost(costs);
-  const double largest_us = largest == Limiter::grid              ? costs.grid
-                            : largest == Limiter::bytes_in_flight ? costs.bytes_in_flight
-                            : largest == Limiter::launch          ? costs.launch
-                            : largest == Limiter::issue           ? costs.issue
-                                                                  : costs.split_k;
-  return measured_share && unexplained_us > largest_us ? Limiter::unmodelled : largest;
+  return measured_share && unexplained_us > cost_of(costs, largest) ? Limiter::unmodelled : largest;
 }
 
 double parse_measured_us(const std::string& text) {
