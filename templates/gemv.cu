@@ -50,6 +50,29 @@
 // Split boundaries fall on 128-byte lines so no warp load straddles two splits' lines.
 #define GEMV_SPLIT_ALIGN (GEMV_VE > 128 / GEMV_ESIZE ? GEMV_VE : 128 / GEMV_ESIZE)
 
+// A PDL kernel's wait for the previous grid, before its first x load (x may be that grid's
+// output). With pf, first ask L2 for the rest of this warp's weights, its loads from..
+// full_chunks - 1 (every KW-th) of each row, so HBM is kept busy through the hand-over and the
+// loads after the wait hit L2. at_lane[r]: row r's element of this lane in load 0. A 128-byte
+// line per lane: LINES lanes cover one warp-wide load, so one instruction covers 32 / LINES of
+// this warp's loads along K.
+__device__ __forceinline__ void prefetch_then_wait(const elem_t* const (&at_lane)[GEMV_ROWS_PER_WARP], int from,
+                                                   int full_chunks, int lane, bool& waited) {
+#if GEMV_PREFETCH_L2
+  constexpr int R = GEMV_ROWS_PER_WARP, KW = GEMV_K_WARPS, VE = GEMV_VE, CHUNK = 32 * VE;
+  constexpr int LINES = GEMV_VEC_BYTES >= 4 ? GEMV_VEC_BYTES / 4 : 1;
+#pragma unroll 1
+  for (int j = from + lane / LINES * KW; j < full_chunks; j += 32 / LINES * KW)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      prefetch_l2(reinterpret_cast<const char*>(at_lane[r] - lane * VE + j * CHUNK) + lane % LINES * 128);
+#else
+  static_cast<void>(at_lane), static_cast<void>(from), static_cast<void>(full_chunks), static_cast<void>(lane);
+#endif
+  wait_for_previous_grid();
+  waited = true;
+}
+
 #if GEMV_ALIGNED_BODY
 // ---- aligned body (al) ---------------------------------------------------------------------
 // For rows that are not 16-byte aligned (K x element size, ld or W's base not a multiple of 16
@@ -141,18 +164,7 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
 #pragma unroll
     for (int r = 0; r < R; ++r)
       if (ok[u]) wv[u][r] = load_weights(w.wbody[r] + (c + u * KW) * CHUNK);
-  if (!waited) {
-#if GEMV_PREFETCH_L2
-    // As in the plain kernel: four lanes cover the lines of one warp-wide 16-byte load.
-#pragma unroll 1
-    for (int j = c + U * KW + lane / 4 * KW; j < full_chunks; j += 8 * KW)
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-        prefetch_l2(reinterpret_cast<const char*>(w.wbody[r] - lane * VE + j * CHUNK) + lane % 4 * 128);
-#endif
-    wait_for_previous_grid();
-    waited = true;
-  }
+  if (!waited) prefetch_then_wait(w.wbody, c + U * KW, full_chunks, lane, waited);
 #if GEMV_M_TILE == 1
   // x is read just before its use (L1 hits, while the weights come from HBM): holding all of a
   // trip's x blocks would cost 8 registers per load in flight and so blocks per SM.
@@ -289,22 +301,7 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
       for (int r = 0; r < R; ++r)
         if (!ok(u)) wv[u][r] = vec_t{};
   }
-  if (!waited) {
-#if GEMV_PREFETCH_L2
-    // While the previous grid drains, ask L2 for the rest of this warp's weights, so HBM is
-    // kept busy through the hand-over; the loads after the wait then hit L2. A 128-byte line
-    // per lane: LINES lanes cover one warp-wide load, so one instruction covers 32 / LINES of
-    // this warp's loads along K.
-    constexpr int LINES = GEMV_VEC_BYTES >= 4 ? GEMV_VEC_BYTES / 4 : 1;
-#pragma unroll 1
-    for (int j = c + U * KW + lane / LINES * KW; j < full_chunks; j += 32 / LINES * KW)
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-        prefetch_l2(reinterpret_cast<const char*>(wrow[r] - lane * VE + j * CHUNK) + lane % LINES * 128);
-#endif
-    wait_for_previous_grid();  // x may be the previous grid's output
-    waited = true;
-  }
+  if (!waited) prefetch_then_wait(wrow, c + U * KW, full_chunks, lane, waited);
 #if GEMV_M_TILE == 1
   // One x row: all its loads go out before the first use, as the weights' do.
   vec_t xv[U];
