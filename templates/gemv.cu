@@ -120,6 +120,20 @@ __device__ __forceinline__ void x_window_to_floats(uint4 lo, uint4 hi, unsigned 
   vec_to_floats(r, out);
 }
 
+// The same with the offset a compile-time XS: each element converts straight from its half of
+// its word (the conversions of elements outside the window are dead code), so an element that
+// is odd in its word costs no funnel shift and picking the window costs nothing.
+template <int XS>
+__device__ __forceinline__ void x_window_to_floats_at(uint4 lo, uint4 hi, float* out) {
+  constexpr int per_word = 4 / GEMV_ESIZE;
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  float f[8 * per_word];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) word_to_floats(w[j], f + j * per_word);
+#pragma unroll
+  for (int e = 0; e < GEMV_VE; ++e) out[e] = f[XS / GEMV_ESIZE + e];
+}
+
 // The byte offset of p within its 16-byte block.
 __device__ __forceinline__ unsigned shift16(const elem_t* p) {
   return static_cast<unsigned>(reinterpret_cast<unsigned long long>(p)) & 15u;
@@ -143,12 +157,43 @@ struct AlignedRows {
 #endif
 };
 
+// Heads and tails: fewer than 32 elements of each row (3 VE - 2 at most), one per lane below
+// `count`: the row's element kb + e[r] (lane before its body, kb + body VE + lane after it).
+// Their weights are loaded before the body's first loads; they are added to the sums in the
+// first trip, once x may be read (after the PDL wait), so that their x is not one more round
+// trip at the end of every warp: on 4097x4099 (H200) that end cost 5-30% of the call, the more
+// the fewer trips a warp has (split K, warps along K).
+struct LooseElements {
+  int count;  // warp-uniform; 0 once added (or where another warp of the row adds them)
+  int e[GEMV_ROWS_PER_WARP];
+  elem_t w[GEMV_ROWS_PER_WARP];
+};
+
+__device__ __forceinline__ void add_loose(LooseElements& loose, const elem_t* x, long long ldx, int m, int kb,
+                                          int lane, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  if (loose.count == 0) return;
+  const bool mine = lane < loose.count;
+  loose.count = 0;
+  if (!mine) return;
+#pragma unroll
+  for (int mi = 0; mi < GEMV_M_TILE; ++mi)
+    if (mi < m) {
+#pragma unroll
+      for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+        acc[r][mi] = fmaf(elem_to_float(loose.w[r]), elem_to_float(load_x_element(x + mi * ldx + kb + loose.e[r])),
+                          acc[r][mi]);
+    }
+}
+
 // One trip of the body loop: warp-wide loads c, c + KW, ... (U of them, all in flight before
 // the first use) of every row. LAST: the warp's remaining loads, fewer than U whole ones and the
 // last, partial one (lanes below rest), so the tail of the body also has all its loads in flight.
-template <bool LAST>
+// XS >= 0: x's byte offset in its blocks, known at compile time (one row per warp at m = 1, see
+// aligned_body_loops); -1: each row's own, w.xs[r], at run time.
+template <bool LAST, int XS>
 __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const elem_t* x, long long ldx, int m,
                                                   int kb, int lane, int c, int full_chunks, int rest, bool& waited,
+                                                  LooseElements& loose,
                                                   float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int CHUNK = 32 * VE;
@@ -165,6 +210,7 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
     for (int r = 0; r < R; ++r)
       if (ok[u]) wv[u][r] = load_weights(w.wbody[r] + (c + u * KW) * CHUNK);
   if (!waited) prefetch_then_wait(w.wbody, c + U * KW, full_chunks, lane, waited);
+  add_loose(loose, x, ldx, m, kb, lane, acc);
 #if GEMV_M_TILE == 1
   // x is read just before its use (L1 hits, while the weights come from HBM): holding all of a
   // trip's x blocks would cost 8 registers per load in flight and so blocks per SM.
@@ -176,7 +222,11 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
         const elem_t* b = w.xblock[r] + (c + u * KW) * CHUNK;
         float wf[VE], xf[VE];
         vec_to_floats(wv[u][r], wf);
-        x_window_to_floats(load_x(b), load_x(b + (w.xs[r] ? VE : 0)), w.xs[r], xf);
+        const vec_t lo = load_x(b);
+        if constexpr (XS >= 0)
+          x_window_to_floats_at<XS>(lo, XS == 0 ? lo : load_x(b + VE), xf);
+        else
+          x_window_to_floats(lo, load_x(b + (w.xs[r] ? VE : 0)), w.xs[r], xf);
 #pragma unroll
         for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
       }
@@ -203,6 +253,40 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
 #endif
 }
 
+// The body's trips of this warp: loads kw, kw + KW, ... of each row.
+template <int XS>
+__device__ __forceinline__ void aligned_body_loop(const AlignedRows& w, const elem_t* x, long long ldx, int m, int kb,
+                                                  int lane, int kw, int full_chunks, int rest, bool& waited,
+                                                  LooseElements& loose,
+                                                  float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  constexpr int U = GEMV_UNROLL, KW = GEMV_K_WARPS;
+  int c = kw;
+  for (; c + (U - 1) * KW < full_chunks; c += U * KW)
+    aligned_body_trip<false, XS>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
+  if (c < full_chunks + (rest > 0 ? 1 : 0))
+    aligned_body_trip<true, XS>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
+}
+
+// With one row per warp at m = 1, x's byte offset xs is the same for every lane and every load
+// of the warp: the loop is compiled once per offset (0, ESIZE, ..., 16 - ESIZE) and the warp
+// takes its own, so picking x's elements out of its two blocks costs nothing (each element is
+// converted from its own half word) and offset 0 loads one block. Selecting at run time cost 15
+// instructions per load and 14% of the time on 4097x4099 against the plain kernel's same knobs
+// on 4096x4096 (H200, 9.93 against 8.67 us).
+template <int XS>
+__device__ __forceinline__ void aligned_body_loops(unsigned xs, const AlignedRows& w, const elem_t* x, long long ldx,
+                                                   int m, int kb, int lane, int kw, int full_chunks, int rest,
+                                                   bool& waited, LooseElements& loose,
+                                                   float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  if constexpr (XS + GEMV_ESIZE < 16) {
+    if (xs != XS) {
+      aligned_body_loops<XS + GEMV_ESIZE>(xs, w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
+      return;
+    }
+  }
+  aligned_body_loop<XS>(w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
+}
+
 // The weight loop of the kernel below for the aligned body: acc[r][mi] gets this warp's share of
 // row row0 + r times batch row mi over the block's K slice [kb, ke).
 __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg, const elem_t* x, long long ldx,
@@ -214,7 +298,7 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
   const int limit = min(ke, k - (VE - 1));
   const int body = max(0, (limit - kb - (VE - 1)) / VE);
   const int full_chunks = body / 32, rest = body % 32;  // rest: lanes of a last, partial load
-  const int loose = ke - kb - body * VE;                  // head + tail elements of each row
+  const int loose_count = ke - kb - body * VE;            // head + tail elements of each row
 
   // Rows past N read row N-1 (valid memory) and are never written.
   AlignedRows w;
@@ -239,34 +323,23 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
   allow_next_grid();  // as in the plain kernel
 #endif
   const bool active = row0 < n;
-  // Heads and tails, fewer than 32 elements of each row (loose < 3 VE - 2), one per lane: the
-  // row's element kb + lane before its body, kb + body VE + lane after it (lane >= head). Their
-  // weights are loaded first, so they come with the body's first loads instead of costing one
-  // more trip to memory at the end.
-  const bool has_loose = active && kw == KW - 1 && lane < loose;
-  elem_t wloose[R];
+  LooseElements loose;
+  loose.count = active && kw == KW - 1 ? loose_count : 0;
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-    if (has_loose) wloose[r] = w.wrow[r][lane < w.head[r] ? lane : body * VE + lane];
+  for (int r = 0; r < R; ++r) {
+    loose.e[r] = lane < w.head[r] ? lane : body * VE + lane;
+    if (lane < loose.count) loose.w[r] = w.wrow[r][loose.e[r]];
+  }
 
   if (active) {
-    int c = kw;
-    for (; c + (U - 1) * KW < full_chunks; c += U * KW)
-      aligned_body_trip<false>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, acc);
-    if (c < full_chunks + (rest > 0 ? 1 : 0))
-      aligned_body_trip<true>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, acc);
+#if GEMV_M_TILE == 1 && GEMV_ROWS_PER_WARP == 1
+    aligned_body_loops<0>(w.xs[0], w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
+#else
+    aligned_body_loop<-1>(w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
+#endif
   }
   if (!waited) wait_for_previous_grid();
-  if (has_loose) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int e = lane < w.head[r] ? lane : body * VE + lane;
-      const float wf = elem_to_float(wloose[r]);
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi)
-        if (mi < m) acc[r][mi] = fmaf(wf, elem_to_float(load_x_element(x + mi * ldx + kb + e)), acc[r][mi]);
-    }
-  }
+  add_loose(loose, x, ldx, m, kb, lane, acc);  // a warp without body loads
 }
 #endif  // GEMV_ALIGNED_BODY
 
@@ -351,11 +424,13 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
 #if GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
-// The aligned body with one row per warp and up to 4 loads in flight: 64 registers (80 with 4
-// loads and warps along K), about what the plain kernel uses. Left alone, ptxas holds a trip's x
-// blocks ahead (8 registers a load) and reaches 80 or more, so fewer blocks fit on an SM (a
-// 4096-row matrix took two waves instead of one).
-#define GEMV_MIN_BLOCKS (65536 / (GEMV_UNROLL == 4 && GEMV_K_WARPS > 1 ? 80 : 64) / GEMV_THREADS)
+// The aligned body with one row per warp and up to 4 loads in flight: 64 registers, about what
+// the plain kernel uses. Left alone, ptxas holds a trip's x blocks ahead (8 registers a load) and
+// reaches 72-80 or more, so fewer blocks fit on an SM (a 4096-row matrix took two waves instead
+// of one). With 4 loads and warps along K the cap was 80 until x's offset became a compile-time
+// constant (aligned_body_loops): every such config (bf16 and fp32, m = 1, 2, 4, K warps 1, 2,
+// 4, 1-4 loads, with and without the L2 prefetch) now fits 64 without spilling.
+#define GEMV_MIN_BLOCKS (65536 / 64 / GEMV_THREADS)
 #else
 #define GEMV_MIN_BLOCKS 1
 #endif
