@@ -272,7 +272,9 @@ __device__ __forceinline__ void aligned_body_loop(const AlignedRows& w, const el
 // takes its own, so picking x's elements out of its two blocks costs nothing (each element is
 // converted from its own half word) and offset 0 loads one block. Selecting at run time cost 15
 // instructions per load and 14% of the time on 4097x4099 against the plain kernel's same knobs
-// on 4096x4096 (H200, 9.93 against 8.67 us).
+// on 4096x4096 (H200, 9.93 against 8.67 us). Only with 4 loads per trip, the aligned body's
+// winners on large shapes: the eight copies make NVRTC take 3.6x as long (0.27 -> 0.97 s), which
+// a small misaligned shape's tune (up to 80 compiles) pays where fewer loads win.
 template <int XS>
 __device__ __forceinline__ void aligned_body_loops(unsigned xs, const AlignedRows& w, const elem_t* x, long long ldx,
                                                    int m, int kb, int lane, int kw, int full_chunks, int rest,
@@ -332,7 +334,7 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
   }
 
   if (active) {
-#if GEMV_M_TILE == 1 && GEMV_ROWS_PER_WARP == 1
+#if GEMV_M_TILE == 1 && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 4
     aligned_body_loops<0>(w.xs[0], w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
 #else
     aligned_body_loop<-1>(w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
