@@ -107,7 +107,7 @@ for step in "$@"; do
         echo "exit $?"; grep -v "^tuning\|^\[" "$OUT/bench_batch_$dt.txt" | grep -v "not tuned yet" | tail -60
       done ;;
     python)
-      export GEMVTUNE_LIBRARY="$B/libgemvtune.so" PYTHONPATH="python:${PYLIB:-.carry/pylib}${PYTHONPATH:+:$PYTHONPATH}"
+      export GEMVTUNE_LIBRARY="$B/libgemvtune.so" GEMVTUNE_CLI="$B/cli/gemvtune" PYTHONPATH="python:${PYLIB:-.carry/pylib}${PYTHONPATH:+:$PYTHONPATH}"
       python3 -m pytest -q -rs -p no:cacheprovider tests/python 2>&1 | tee "$OUT/pytest.log" | tail -25
       echo "pytest exit ${PIPESTATUS[0]}"
       python3 examples/python/decode_chain.py --db "$DB" 2>&1 | tee "$OUT/python_decode_chain.txt" | tail -30 ;;
