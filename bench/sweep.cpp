@@ -33,8 +33,10 @@ int main(int argc, char** argv) try {
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   std::vector<std::future<void>> jobs;
+  const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
+  const auto wanted = [filter](const KernelConfig& c) { return !filter || to_string(c).find(filter) != std::string::npos; };
   for (const KernelConfig& c : distinct_kernels(default_search_space(t, 1, w)))
-    jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
+    if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
   for (auto& j : jobs) j.get();
   jit::Stream stream;
   bench::CublasGemv cublas;
@@ -47,9 +49,8 @@ int main(int argc, char** argv) try {
     if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()));
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
-    const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
     for (const KernelConfig& c : search_space_for(t, s, 1, w)) {
-      if (filter && to_string(c).find(filter) == std::string::npos) continue;
+      if (!wanted(c)) continue;
       auto k = kernels.get(c, t, w);
       p.workspace().reserve(c, s);
       const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*k, c, p.operands(copy), p.workspace(), st); };
