@@ -318,10 +318,11 @@ def _run(cmd):
         raise BadInput(f"{' '.join(cmd)}: {e}") from None
 
 
-def cli_explain(cli, gpu_key, db):
+def cli_explain(cli, gpu_key, db, own_db=True):
     """explain_fn that runs `CLI explain --json` with --db (a cache holding only a peak, or none, or
     with --on-device the bench's cache), with --gpu unless gpu_key is None (explain then reads the
-    device and measures on it) and --measured-us when given a time."""
+    device and measures on it) and --measured-us when given a time. own_db: db is this script's
+    temporary one-peak cache, whose path is not worth printing."""
     def explain(shape, m, config, dtype="bf16", weights="dense", measured_us=None):
         cmd = [cli, "explain", "--json", "--shape", shape, "--batch", str(m), "--config", config,
                "--dtype", dtype, "--weights", weights, "--db", db]
@@ -335,7 +336,7 @@ def cli_explain(cli, gpu_key, db):
         except ValueError:
             raise BadInput(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip() or r.stdout.strip()}") from None
         little = x.get("little") if isinstance(x, dict) else None
-        if isinstance(little, dict) and isinstance(little.get("ceiling_source"), str):  # no temporary path in output
+        if own_db and isinstance(little, dict) and isinstance(little.get("ceiling_source"), str):  # no temporary path
             little["ceiling_source"] = little["ceiling_source"].replace(db, "a one-peak cache made by this script")
         return x
     return explain
@@ -384,7 +385,7 @@ def main(argv=None):
         if args.on_device:
             if not os.path.isfile(args.db):
                 raise BadInput(f"--db {args.db}: no such cache file")
-            check(rows, cli_explain(args.cli, None, args.db), "device")
+            check(rows, cli_explain(args.cli, None, args.db, own_db=False), "device")
         else:
             with tempfile.TemporaryDirectory(prefix="limiter_check") as tmp:
                 db = os.path.join(tmp, "peak.sqlite")  # absent with --ceiling model: explain keeps its default

@@ -265,24 +265,26 @@ if a[0] == "import":
 assert a[0] == "explain" and "--json" in a, a
 with open(LOG, "a") as f:
     f.write(json.dumps(a) + "\n")
-if "--gpu" not in a:
+if "--gpu" not in a and not os.environ.get("STAND_IN_GPU"):
     sys.stderr.write("gemvtune explain: no GPU to read the model from (stand-in)\n"); sys.exit(2)
 db = opt("--db")
 ceiling, source = (json.load(open(db))["gbps"], "peak stored in " + db) if os.path.exists(db) else (4470.0, "model default")
 model_limiter, largest = LIMITERS[opt("--shape")]
 x = {"config": opt("--config"), "dtype": opt("--dtype"), "weights": opt("--weights"),
-     "shape": opt("--shape"), "batch": int(opt("--batch")), "gpu": opt("--gpu"),
+     "shape": opt("--shape"), "batch": int(opt("--batch")),
+     "gpu": opt("--gpu") if "--gpu" in a else "NVIDIA H200/132sm/cc9.0",
      "limiter": model_limiter, "verdict": "...", "limiter_basis": "model", "model_largest_cost": largest,
      "model_stream_share": 0.9 if model_limiter == "bandwidth" else 0.7,
      "model": {"time_us": 9.5}, "little": {"read_ceiling_gbps": ceiling, "ceiling_source": source},
      "measured": None, "measured_skipped": "no GPU: measured time skipped"}
-if "--measured-us" in a:
-    us = float(opt("--measured-us"))
+if "--measured-us" in a or "--gpu" not in a:  # given a time, or on the stand-in's own GPU: measures 9.1 us
+    us = float(opt("--measured-us")) if "--measured-us" in a else 9.1
     n, k = (int(v) for v in opt("--shape").split("x"))
     gbps = 2.0 * (n * k + int(opt("--batch")) * (n + k)) / (us * 1e-6) / 1e9
     x.update(limiter="bandwidth" if gbps / ceiling >= 0.85 else largest, limiter_basis="measured",
-             measured={"us": us, "gbps": gbps, "share_of_ceiling": gbps / ceiling, "source": "given with --measured-us",
-                       "given": True})
+             measured={"us": us, "gbps": gbps, "share_of_ceiling": gbps / ceiling,
+                       "source": "given with --measured-us" if "--measured-us" in a else "measured on device 0 in graph mode",
+                       "given": "--measured-us" in a})
     del x["measured_skipped"]
 print(json.dumps(x))
 '''
@@ -402,6 +404,24 @@ def test_on_device_arguments(tmp_path):
     [call] = explain_calls(tmp_path)
     assert opt(call, "--gpu") is None and opt(call, "--measured-us") is None and opt(call, "--db") == str(cache)
     assert opt(call, "--config") == "t128_r1_kw1_v16_u8_sk1_cs_pdl"
+
+
+def test_on_device_reports_the_bench_caches_ceiling(tmp_path):
+    """With --on-device explain reads the read ceiling from the bench's own cache, and the report
+    names that cache (it said 'a one-peak cache made by this script', the other modes' own)."""
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(document(entry("4096x4096", 1, 9.04, 11.30, 81.8))))
+    cli = fake_cli(tmp_path, {"4096x4096": "launch and ramp"})
+    cache = tmp_path / "bench.sqlite"
+    cache.write_text(json.dumps({"gbps": 4553.0, "gpu": "NVIDIA H200/132sm/cc9.0"}))
+    r = subprocess.run([sys.executable, SCRIPT, str(bench), "--cli", cli, "--on-device", "--db", str(cache)],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "STAND_IN_GPU": "1"})
+    assert r.returncode == 0, r.stderr
+    assert f"explain's read ceiling: 4553 GB/s (peak stored in {cache})." in r.stdout
+    assert "one-peak cache" not in r.stdout
+    assert "| 9.10 us (measured by explain) |" in r.stdout
+    [call] = explain_calls(tmp_path)
+    assert opt(call, "--gpu") is None and opt(call, "--db") == str(cache)
 
 
 def real_cli():
