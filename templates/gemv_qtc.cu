@@ -24,12 +24,18 @@
 // fp16, both exact), so the mma yields D = B sum x + sum q x over the group. A second mma with
 // A = 1 yields sum x; the group adds s (D - (B + z) sum x) = s sum (q - z) x to the result.
 //
-// Bytes in flight without registers: weights go global -> shared memory by cp.async (16 bytes
-// per lane, L2 evict-first under the streaming hint), GEMV_UNROLL chunks ahead of the one being
-// consumed, in a ring of GEMV_UNROLL + 1 stages per warp. A lane reads back only what it copied
-// itself, so cp.async.wait_group is the only synchronization. The first version kept the chunks
-// in flight in registers: ptxas gave it 172-255 registers per thread, 8 warps per SM, 40% of
-// the read ceiling (Nsight Compute, bench/results/raw/0d0e147_h200_ncu_1.txt).
+// Bytes in flight without registers: weights go global -> shared memory by cp.async (L2
+// evict-first under the streaming hint), GEMV_UNROLL stages ahead of the one being consumed, in
+// a ring of GEMV_UNROLL + 1 stages per warp. A stage is two chunks (256 elements, 128 bytes) of
+// each of the warp's rows, and each copy instruction takes four whole rows' 128 bytes (8 lanes a
+// row): every instruction asks for four full 128-byte lines. The lanes used to copy exactly
+// what they would read (their 16 bytes of rows g and g + 8, so 64-byte halves of eight rows per
+// instruction); on the H200 a probe of the same kernel reading contiguous lines streamed 20%
+// faster with the arithmetic left out (bench/results/h200.md, "int4: whole lines per copy").
+// A lane now reads bytes other lanes copied, so each stage is taken after cp.async.wait_group
+// and a __syncwarp. The first version kept the chunks in flight in registers: ptxas gave it
+// 172-255 registers per thread, 8 warps per SM, 40% of the read ceiling (Nsight Compute,
+// bench/results/raw/0d0e147_h200_ncu_1.txt).
 //
 // Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share a row set
 // and take chunks in turn along K; gridDim.y blocks split K.
@@ -79,6 +85,7 @@
 #define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_WARP_ROWS)
 #define GEMV_N_TILES ((GEMV_M_TILE + 7) / 8)
 #define GEMV_QTC_CHUNK 128  // elements of K per chunk: one group, 16 bytes for each of 4 lanes
+#define GEMV_QTC_STAGE_CHUNKS 2  // chunks per ring stage: 128 bytes of each row
 // Split boundaries fall on 128-byte lines of weights (256 elements, two groups).
 #define GEMV_SPLIT_ALIGN 256
 // At m = 1 the block stages x once for all its warps: each chunk's pairs in the mma's K order
@@ -156,9 +163,11 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;
-  constexpr int CHUNK = GEMV_QTC_CHUNK, STAGES = U + 1;
-  // ring[warp][stage][tile][row half][lane]: one chunk of a tile is 2 x 32 x 16 = 1 KB.
-  __shared__ __align__(16) uint4 ring[GEMV_WARPS][STAGES][R][2][32];
+  constexpr int CHUNK = GEMV_QTC_CHUNK, SC = GEMV_QTC_STAGE_CHUNKS, STAGES = U + 1;
+  // ring[warp][stage][tile][row][16-byte column]: a stage of a tile is 16 rows x 128 bytes. Row
+  // r's columns are stored XOR 4 (r & 1), so that the eight lanes of a 16-byte shared load
+  // (rows g and g + 1, columns 4 cc + t) fall in eight different bank groups.
+  __shared__ __align__(16) uint4 ring[GEMV_WARPS][STAGES][R][16][8];
 #if GEMV_QTC_STAGED_X
   // x_pairs[c][t][q]: lane t's pairs of word q of chunk c of the slice; 5 uint4 per (c, t) so
   // that the four t of a load fall in different banks. x_sum[c]: the chunk's sum of x.
@@ -176,34 +185,40 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
   const int ke = min(k, kb + per_split);
   const int chunks = (ke - kb) / CHUNK;  // K is a multiple of the group: no partial chunk
-  // This warp's chunks: kw, kw + KW, ...
-  const int mine = row0 < n && kw < chunks ? (chunks - kw + KW - 1) / KW : 0;
+  // This warp's stages: kw, kw + KW, ... of the split's (chunks + 1) / 2; its q-th chunk is
+  // chunk_of(q) of the split (the last stage of an odd count has one).
+  const int split_stages = (chunks + SC - 1) / SC;
+  const int mine = row0 < n && kw < split_stages ? (split_stages - kw + KW - 1) / KW : 0;
+  const auto chunk_of = [&](int q) { return (kw + q / SC * KW) * SC + q % SC; };
   const int groups_per_row = k / CHUNK;
 
-  // Rows g and g + 8 of each tile; rows past N read row N-1 and are never written. Pointers
-  // at this lane's first chunk: weights at K offset 32 t, the groups' scales and zeros.
-  const unsigned char* wp[R][2];
+  // Copies: instruction p of a tile takes rows 4 p + lane / 8, 16 bytes at column lane % 8 of the
+  // stage's 128 bytes. Rows past N read row N-1 and are never written.
+  const int copy_col = lane & 7;
+  const unsigned char* wp[R][4];
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1));
+      wp[i][p] = qr.q + q_byte(kb + kw * SC * CHUNK) + 16 * copy_col;
+    }
   // Scales and zeros: lane t of a row quad loads one of the four factors its quad needs
   // (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8)
   // and the quad shares them by shuffles: one load per tile and chunk instead of four.
   const elem_t* fp[R];
 #pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
-      wp[i][h] = qr.q + q_byte(kb + kw * CHUNK + 32 * t);
-      if (h == t / 2)
-        fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * groups_per_row +
-                (kb + kw * CHUNK) / CHUNK;
-    }
-  constexpr int W_STEP = CHUNK * KW / 2, G_STEP = KW;  // bytes of weights, groups per chunk of mine
+  for (int i = 0; i < R; ++i) {
+    const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * (t / 2) + g, n - 1));
+    fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * groups_per_row + kb / CHUNK;
+  }
+  constexpr int W_STEP = SC * CHUNK * KW / 2;  // bytes of weights per stage of mine
   // Batch row 8 nt + g of X, or row m - 1 past the batch: its columns of D are never written,
   // and every lane loads, so no lane idles on a predicate.
 #if !GEMV_QTC_STAGED_X
   const elem_t* xr[NT];
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt) xr[nt] = x + min(8 * nt + g, m - 1) * ldx + kb + kw * CHUNK + 32 * t;
+  for (int nt = 0; nt < NT; ++nt) xr[nt] = x + min(8 * nt + g, m - 1) * ldx + kb + 32 * t;
 #endif
 
   // The mma's constant operands, kept in registers for the whole loop: made from m so that the
@@ -218,18 +233,23 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #if GEMV_STREAMING
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
 #endif
-  const unsigned ring_lane = qtc_shared_address(&ring[warp][0][0][0][lane]);
-  constexpr unsigned STAGE_BYTES = R * 2 * 32 * 16, HALF_BYTES = 32 * 16;
-  // Chunk j of mine into its stage; a group is committed even when empty, so that
-  // wait_group<U> always means "chunk j has arrived".
-  const auto issue = [&](int j, int stage) {
+  constexpr unsigned ROW_BYTES = 8 * 16, TILE_BYTES = 16 * ROW_BYTES, STAGE_BYTES = R * TILE_BYTES;
+  // This lane's destination in stage 0 for copy p of tile 0: row 4 p + lane / 8, whose parity
+  // is lane / 8's, so the swizzled column is the same for every p.
+  const unsigned ring_lane = qtc_shared_address(&ring[warp][0][0][lane >> 3][copy_col ^ (((lane >> 3) & 1) << 2)]);
+  // Stage j of mine into its slot; a group is committed even when empty, so that
+  // wait_group<U> always means "stage j has arrived". The second chunk of a stage past the
+  // split's end (an odd count) is not copied.
+  const auto issue = [&](int j, int slot) {
     if (j < mine) {
-      const unsigned dst = ring_lane + stage * STAGE_BYTES;
+      const unsigned dst = ring_lane + slot * STAGE_BYTES;
+      const bool second = chunk_of(j * SC + 1) < chunks;
+      if (copy_col < 4 || second)
 #pragma unroll
-      for (int i = 0; i < R; ++i)
+        for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          qtc_copy16(dst + (i * 2 + h) * HALF_BYTES, wp[i][h] + static_cast<long long>(j) * W_STEP, policy);
+          for (int p = 0; p < 4; ++p)
+            qtc_copy16(dst + i * TILE_BYTES + 4 * p * ROW_BYTES, wp[i][p] + static_cast<long long>(j) * W_STEP, policy);
     }
     qtc_commit();
   };
@@ -251,11 +271,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // of their use, which hides an L2 hit but not a first touch of HBM.
 #pragma unroll
   for (int i = 0; i < R; ++i)
-    for (int b = 0; b < (mine * G_STEP) * GEMV_ESIZE; b += 128)
-      prefetch_l2(reinterpret_cast<const char*>(fp[i]) + b);
+    for (int b = 0; mine > 0 && b < chunks * GEMV_ESIZE; b += 128) prefetch_l2(reinterpret_cast<const char*>(fp[i]) + b);
   wait_for_previous_grid();  // x may be the previous grid's output
 
-  // X of chunk j, loaded one chunk ahead of its use: the warps of a block reach a chunk
+  // X of each chunk, loaded one chunk ahead of its use: the warps of a block reach a chunk
   // together, and the first of them to read its lines waits for L2.
 #if GEMV_QTC_STAGED_X
   // Chunks [c0, c1) of the split into x_pairs and x_sum, by the whole block: unit u is word q of
@@ -284,29 +303,30 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   };
 #else
   uint4 x_next[NT][4];
-  const auto load_x_chunk = [&](int j) {
+  const auto load_x_chunk = [&](int c) {
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) x_next[nt][q] = load_x(xr[nt] + static_cast<long long>(j) * (CHUNK * KW) + 8 * q);
+      for (int q = 0; q < 4; ++q) x_next[nt][q] = load_x(xr[nt] + static_cast<long long>(c) * CHUNK + 8 * q);
   };
-  if (mine > 0) load_x_chunk(0);
+  if (mine > 0) load_x_chunk(chunk_of(0));
 #endif
 
-  // This lane's factor of each tile for chunk j, loaded one chunk ahead of its use.
+  // This lane's factor of each tile for chunk c, loaded one chunk ahead of its use.
   unsigned f_next[R];
-  const auto load_factors = [&](int j) {
+  const auto load_factors = [&](int c) {
 #pragma unroll
-    for (int i = 0; i < R; ++i) f_next[i] = load_elem_bits(fp[i] + j * G_STEP);
+    for (int i = 0; i < R; ++i) f_next[i] = load_elem_bits(fp[i] + c);
   };
-  if (mine > 0) load_factors(0);
+  if (mine > 0) load_factors(chunk_of(0));
 
   // Slices of GEMV_QTC_X_SLICE chunks where x is staged (the same count for every warp of the
-  // block: the barriers need them all), one slice otherwise. Stages of chunk j (consumed now)
-  // and of chunk j + U (issued now) are kept as counters.
+  // block: the barriers need them all), one slice otherwise. Slots of stage j (consumed now)
+  // and of stage j + U (issued now) are kept as counters.
   constexpr int SLICE = GEMV_QTC_STAGED_X ? GEMV_QTC_X_SLICE : (1 << 30);
+  static_assert(SLICE % SC == 0, "a slice holds whole stages");
   const int slices = GEMV_QTC_STAGED_X ? (chunks + SLICE - 1) / SLICE : 1;
-  int j = 0, stage = 0, ahead = U;
+  int j = 0, slot = 0, ahead = U;
   for (int slice = 0; slice < slices; ++slice) {
     const int c0 = slice * SLICE, c1 = min(chunks, c0 + SLICE);
 #if GEMV_QTC_STAGED_X
@@ -314,89 +334,97 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     stage_x(c0, c1);
     __syncthreads();
 #endif
-    for (; j < mine && kw + j * KW < c1; ++j, stage = stage == U ? 0 : stage + 1, ahead = ahead == U ? 0 : ahead + 1) {
-      issue(j + U, ahead);
-      qtc_wait<U>();  // chunk j is in this lane's part of the ring
-      float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
+    for (; j < mine && chunk_of(j * SC) < c1; ++j, slot = slot == U ? 0 : slot + 1, ahead = ahead == U ? 0 : ahead + 1) {
+      issue(j + U, ahead);  // into the slot of stage j - 1, which every lane is done with
+      qtc_wait<U>();        // stage j is in the ring: this lane's copies ...
+      __syncwarp();         // ... and the other lanes'
 #pragma unroll
-      for (int i = 0; i < R; ++i) {
-        const float f = elem_bits_to_float(f_next[i]);
+      for (int cc = 0; cc < SC; ++cc) {
+        const int q = j * SC + cc, c = chunk_of(q);
+        if (cc > 0 && c >= chunks) break;  // the last stage of an odd count
+        float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
-          bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+        for (int i = 0; i < R; ++i) {
+          const float f = elem_bits_to_float(f_next[i]);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
+            bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+          }
         }
-      }
+        const bool more = q + 1 < mine * SC && chunk_of(q + 1) < chunks;
 #if GEMV_QTC_STAGED_X
-      const int c = kw + j * KW - c0;  // this chunk within the slice
-      if (j + 1 < mine) load_factors(j + 1);
+        const int cs = c - c0;  // this chunk within the slice
+        if (more) load_factors(chunk_of(q + 1));
 #else
-      uint4 xv[NT][4];
+        uint4 xv[NT][4];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) xv[nt][q] = x_next[nt][q];
-      if (j + 1 < mine) {
-        load_factors(j + 1);
-        load_x_chunk(j + 1);
-      }
+          for (int qq = 0; qq < 4; ++qq) xv[nt][qq] = x_next[nt][qq];
+        if (more) {
+          load_factors(chunk_of(q + 1));
+          load_x_chunk(chunk_of(q + 1));
+        }
 #endif
-      uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][stage][i][h][lane];
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        float xs[4];  // sum of x over the group, as the D fragment of A = 1
-        float d[R][4];
+        uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
+          for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][slot][i][g + 8 * h][(4 * cc + t) ^ ((g & 1) << 2)];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          float xs[4];  // sum of x over the group, as the D fragment of A = 1
+          float d[R][4];
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
 #if GEMV_QTC_STAGED_X
 #pragma unroll
-        for (int e = 0; e < 4; ++e) xs[e] = x_sum[c];
+          for (int e = 0; e < 4; ++e) xs[e] = x_sum[cs];
 #else
 #pragma unroll
-        for (int e = 0; e < 4; ++e) xs[e] = 0.f;
+          for (int e = 0; e < 4; ++e) xs[e] = 0.f;
 #endif
-        // One accumulator chain per tile: splitting it in two (the first and second mma of each
-        // word) raised registers by a third and measured the same (28672x4096, H200).
+          // One accumulator chain per tile: splitting it in two (the first and second mma of
+          // each word) raised registers by a third and measured the same (28672x4096, H200).
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {  // word q of each lane's 16 bytes: 8 weights per row
-          unsigned xp[4];
+          for (int qq = 0; qq < 4; ++qq) {  // word qq of each lane's 16 bytes: 8 weights per row
+            unsigned xp[4];
 #if GEMV_QTC_STAGED_X
-          const uint4 pv = x_pairs[c][t][q];
-          xp[0] = pv.x;
-          xp[1] = pv.y;
-          xp[2] = pv.z;
-          xp[3] = pv.w;
+            const uint4 pv = x_pairs[cs][t][qq];
+            xp[0] = pv.x;
+            xp[1] = pv.y;
+            xp[2] = pv.z;
+            xp[3] = pv.w;
 #else
-          qtc_x_pairs(xv[nt][q], xp);
-          qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
-          qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
+            qtc_x_pairs(xv[nt][qq], xp);
+            qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
+            qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
 #endif
 #pragma unroll
-          for (int i = 0; i < R; ++i) {
-            const unsigned lo = q == 0 ? wv[i][0].x : q == 1 ? wv[i][0].y : q == 2 ? wv[i][0].z : wv[i][0].w;
-            const unsigned hi = q == 0 ? wv[i][1].x : q == 1 ? wv[i][1].y : q == 2 ? wv[i][1].z : wv[i][1].w;
-            qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
-                    qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
-            qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
-                    qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
+            for (int i = 0; i < R; ++i) {
+              const unsigned lo = qq == 0 ? wv[i][0].x : qq == 1 ? wv[i][0].y : qq == 2 ? wv[i][0].z : wv[i][0].w;
+              const unsigned hi = qq == 0 ? wv[i][1].x : qq == 1 ? wv[i][1].y : qq == 2 ? wv[i][1].z : wv[i][1].w;
+              qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
+                      qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
+              qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
+                      qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
+            }
           }
+          // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group
+          // adds s (D - (B + z) sum x) = s sum (q - z) x.
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              if (GEMV_M_TILE == 1 && e % 2 == 1) continue;  // batch row 2 t + 1: never written
+              acc[i][nt][e] = fmaf(s[i][e / 2], fmaf(-bz[i][e / 2], xs[e], d[i][e]), acc[i][nt][e]);
+            }
         }
-        // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group
-        // adds s (D - (B + z) sum x) = s sum (q - z) x.
-#pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            if (GEMV_M_TILE == 1 && e % 2 == 1) continue;  // batch row 2 t + 1: never written
-            acc[i][nt][e] = fmaf(s[i][e / 2], fmaf(-bz[i][e / 2], xs[e], d[i][e]), acc[i][nt][e]);
-          }
       }
+      __syncwarp();  // every lane is done with this slot before the next issue refills it
     }
   }
   qtc_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)

@@ -1,7 +1,7 @@
 // On the GPU: the quantized family (templates/gemv_q.cu) for every weight format against the
 // float64 reference over the dequantized weights (random codes over each format's whole range,
 // random scales and zeros), every config of its search space (GEMVTUNE_TEST_CONFIG_STRIDE=n
-// checks every n-th), Y poisoned with NaN before each launch, at M = 1, 2 and 5, with N tails,
+// checks every n-th, GEMVTUNE_TEST_CONFIG_FILTER=text those whose name has text), Y poisoned with NaN before each launch, at M = 1, 2 and 5, with N tails,
 // K tails (int8, fp8), ld > K and split-K. Plus the operand checks that refuse what the family
 // cannot read.
 #include <gtest/gtest.h>
@@ -31,6 +31,16 @@ std::size_t config_stride() {
   const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
   return s ? std::max(1, std::atoi(s)) : 1;
 }
+// GEMVTUNE_TEST_CONFIG_FILTER=text: only configs whose name contains text (e.g. "tc_" for the
+// int4 tensor-core family), counted before the stride.
+std::vector<KernelConfig> filtered(std::vector<KernelConfig> space) {
+  const char* f = std::getenv("GEMVTUNE_TEST_CONFIG_FILTER");
+  if (!f) return space;
+  std::vector<KernelConfig> kept;
+  for (const KernelConfig& c : space)
+    if (to_string(c).find(f) != std::string::npos) kept.push_back(c);
+  return kept;
+}
 
 void check_format(DType t, WeightFormat w, int m) {
   GEMVTUNE_REQUIRE_GPU();
@@ -40,7 +50,7 @@ void check_format(DType t, WeightFormat w, int m) {
   const std::size_t stride = config_stride();
   {
     std::vector<std::future<void>> jobs;
-    const auto space = distinct_kernels(default_search_space(t, m, w));
+    const auto space = filtered(distinct_kernels(default_search_space(t, m, w)));
     for (std::size_t i = 0; i < space.size(); i += stride) {
       const KernelConfig c = space[i];
       jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
@@ -54,7 +64,8 @@ void check_format(DType t, WeightFormat w, int m) {
                              : std::vector<Case>(std::begin(kByteCases), std::end(kByteCases))) {
     if (int4 && cs.shape.k % group_size(w)) continue;
     DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, 0, 0, w);
-    const auto space = search_space_for(t, cs.shape, m, w);
+    const auto space = filtered(search_space_for(t, cs.shape, m, w));
+    if (space.empty() && std::getenv("GEMVTUNE_TEST_CONFIG_FILTER")) continue;
     ASSERT_FALSE(space.empty());
     for (std::size_t i = 0; i < space.size(); i += stride) {
       const KernelConfig& c = space[i];
