@@ -44,12 +44,12 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // tests/tuner/quant_model_test.cpp hold the numbers). CUDA cores keep each row's loads and its
   // dequantized values in registers: int8/fp8 46-242 (RMS error of the fit 19), int4 88-255
   // (25); the old estimate gave 48-76. Int4 on tensor cores keeps its chunks in a shared-memory
-  // ring: 74-80 registers with 1 tile per warp, 96-104 with 2, 136-168 with 4, whatever the
-  // unroll (the dense tensor-core estimate gave 52-200). At M > 1, the accumulators of the
-  // extra batch rows on top.
+  // ring: 64-81 registers with 1 tile per warp, 102-112 with 2, 168 with 4, whatever the
+  // unroll (templates of f4d6825, whole-line copies: four row pointers a tile; the dense
+  // tensor-core estimate gave 52-200). At M > 1, the accumulators of the extra batch rows on top.
   const double rows = c.rows_per_warp;
   if (quantized && tc) {
-    regs = 58 + 20 * rows + (n_tiles - 1) * rows * 4;
+    regs = 42 + 32 * rows + (n_tiles - 1) * rows * 4;
   } else if (quantized) {
     regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
            (m > 1 ? rows * (m - 1) : 0);
@@ -59,19 +59,22 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Int4 on tensor cores: the ring's static shared memory (generator/config.cpp,
   // why_invalid_weights) plus the 1 KB the driver keeps per block, out of 228 KB per SM.
   if (quantized && tc) {
-    const double smem = c.warps() * rows * ((c.unroll + 1) * 1024.0 + n_tiles * 512) + 1024;
+    const double smem = c.warps() * rows * ((c.unroll + 1) * 2048.0 + n_tiles * 512) + 1024;
     per_sm = std::max(1.0, std::min(per_sm, std::floor(gpu.shared_bytes_per_sm / smem)));
   }
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
-  // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements.
+  // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements;
+  // int4 on tensor cores keeps `unroll` ring stages of two 128-element chunks in flight.
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
-  const double chunk_elems = tc ? (quantized ? 128 : 32) : 32 * elems_per_vec;
+  const double stage_chunks = quantized && tc ? 2.0 : 1.0;
+  const double chunk_elems = tc ? (quantized ? 128 * stage_chunks : 32) : 32 * elems_per_vec;
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   const double loads = std::min<double>(c.unroll, chunks);
-  const double warp_bytes = 32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * loads;
+  const double warp_bytes =
+      32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
 
   // Per SM: the blocks it holds at once, and Little's law on their loads. The busiest SM sets
   // the time: with few blocks per SM, ceil(blocks / SMs) against the average (an SM with 2
@@ -111,13 +114,14 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // products in mma. The issue rate is quantized_issue_share of the fp32 rate, scaled down by
   // resident warps / quantized_issue_warps where fewer warps are resident (too few to hide
   // the dequantizing chains' latency). Both are the least-squares fit in log time
-  // (fit_quantized_issue, tuner/model_fit.hpp) over the 2328 candidates of the H200 sweeps
+  // (fit_quantized_issue, tuner/model_fit.hpp) over the 2112 candidates of the H200 sweeps
   // bench/results/raw/q-run2_h200_sweep_{int8,fp8,int4g128_cudacore}.csv,
   // q-run3_h200_sweep_int4g128_{28672x4096,4096x4096}.csv (CUDA-core rows; their tensor-core
-  // rows are of the kernel before 5b5fbfb) and 5b5fbfb_h200_sweep_int4g128_tc.csv, with the
-  // register and shared-memory estimates above: 0.29 and 8 warps (0.28 before the launch terms were
-  // fitted), RMS log error 0.270 (0.357
-  // with the constants before, 0.35 and no warp term);
+  // rows are of the kernel before 5b5fbfb) and f4d6825_h200_sweep_int4_tc.csv (the whole-line
+  // copies; 5b5fbfb's sweep of the kernel before is checked, no longer fitted), with the
+  // register and shared-memory estimates above: 0.30 and 8 warps (0.29 with 5b5fbfb's sweep, 0.28
+  // before the launch terms were fitted), RMS log error 0.262 (0.328 with the constants before,
+  // 0.35 and no warp term);
   // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
     const double per_weight = tc ? 1.0 + 1.0 / c.rows_per_warp

@@ -1,14 +1,15 @@
 // The model on quantized weights (issue 12), checked offline on the recorded H200 sweeps
-// (bench/results/raw/q-run2_*, q-run3_*, 5b5fbfb*_sweep_int4g128_tc*; shape,dtype:weights,
+// (bench/results/raw/q-run2_*, q-run3_*, 5b5fbfb*_sweep_int4g128_tc*, f4d6825_h200_sweep_int4_tc;
+// shape,dtype:weights,
 // config,us,...; M = 1, bf16 activations):
 //   - the shipped quantized issue constants (share and warps) are the fit of those sweeps;
 //   - on every recorded (sweep, shape), the model strategy's first round on today's full space
 //     holds a swept config within kWithin of the best swept config of that space (configs the
 //     sweep lacks, split-K and later additions, count as unmeasured);
 //   - on a quantized space the first round keeps configs with few and with many rows per warp.
-// The pre-5b5fbfb tensor-core sweeps (1chain, 2chain: the kernel before its last change) are
-// checked but not fitted; "both" points join the CUDA-core sweep of q-run2 with the tensor-core
-// sweep of 5b5fbfb (two leases) so that the two families compete.
+// The tensor-core sweeps of earlier kernels (pre-5b5fbfb 1chain and 2chain, and 5b5fbfb's, before
+// the whole-line copies of f4d6825) are checked but not fitted; "both" points join the CUDA-core
+// sweep of q-run2 with a tensor-core sweep (two leases) so that the two families compete.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,9 +80,14 @@ const std::vector<PointSpec>& specs() {
       {"int4 cc q-run2", "28672x4096", {{"q-run2_h200_sweep_int4g128_cudacore.csv", Keep::all}}},
       {"int4 cc q-run3", "4096x4096", {{"q-run3_h200_sweep_int4g128_4096x4096.csv", Keep::cuda_core}}},
       {"int4 cc q-run3", "28672x4096", {{"q-run3_h200_sweep_int4g128_28672x4096.csv", Keep::cuda_core}}},
-      {"int4 tc 5b5fbfb", "4096x4096", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
-      {"int4 tc 5b5fbfb", "28672x4096", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
-      {"int4 tc 5b5fbfb", "4096x14336", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
+      {"int4 tc pre-f4d6825", "4096x4096", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
+      {"int4 tc pre-f4d6825", "28672x4096", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
+      {"int4 tc pre-f4d6825", "4096x14336", {{"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
+      {"int4 tc f4d6825", "28672x4096", {{"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
+      {"int4 tc f4d6825", "4096x14336", {{"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
+      {"int4 tc f4d6825", "14336x4096", {{"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
+      {"int4 tc f4d6825", "6144x4096", {{"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
+      {"int4 tc f4d6825", "128256x4096", {{"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
       {"int4 tc pre-1chain", "28672x4096", {{"5b5fbfb-pre_h200_sweep_int4g128_tc_1chain.csv", Keep::all}}},
       {"int4 tc pre-1chain", "4096x14336", {{"5b5fbfb-pre_h200_sweep_int4g128_tc_1chain.csv", Keep::all}}},
       {"int4 tc pre-2chain", "28672x4096", {{"5b5fbfb-pre_h200_sweep_int4g128_tc_2chain.csv", Keep::all}}},
@@ -89,9 +95,9 @@ const std::vector<PointSpec>& specs() {
       {"int4 both q-run2+5b5fbfb",
        "4096x4096",
        {{"q-run2_h200_sweep_int4g128_cudacore.csv", Keep::all}, {"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
-      {"int4 both q-run2+5b5fbfb",
+      {"int4 both q-run2+f4d6825",
        "28672x4096",
-       {{"q-run2_h200_sweep_int4g128_cudacore.csv", Keep::all}, {"5b5fbfb_h200_sweep_int4g128_tc.csv", Keep::all}}},
+       {{"q-run2_h200_sweep_int4g128_cudacore.csv", Keep::all}, {"f4d6825_h200_sweep_int4_tc.csv", Keep::all}}},
   };
   return s;
 }
