@@ -185,11 +185,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
   const int ke = min(k, kb + per_split);
   const int chunks = (ke - kb) / CHUNK;  // K is a multiple of the group: no partial chunk
-  // This warp's stages: kw, kw + KW, ... of the split's (chunks + 1) / 2; its q-th chunk is
-  // chunk_of(q) of the split (the last stage of an odd count has one).
+  // This warp's stages: kw, kw + KW, ... of the split's (chunks + 1) / 2; stage j of mine
+  // starts at chunk (kw + j KW) SC of the split (the last stage of an odd count has one chunk).
   const int split_stages = (chunks + SC - 1) / SC;
   const int mine = row0 < n && kw < split_stages ? (split_stages - kw + KW - 1) / KW : 0;
-  const auto chunk_of = [&](int q) { return (kw + q / SC * KW) * SC + q % SC; };
+  constexpr int STAGE_STEP = KW * SC;  // chunks from one stage of mine to the next
   const int groups_per_row = k / CHUNK;
 
   // Copies: instruction p of a tile takes rows 4 p + lane / 8, 16 bytes at column lane % 8 of the
@@ -243,8 +243,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const auto issue = [&](int j, int slot) {
     if (j < mine) {
       const unsigned dst = ring_lane + slot * STAGE_BYTES;
-      const bool second = chunk_of(j * SC + 1) < chunks;
-      if (copy_col < 4 || second)
+      if (copy_col < 4 || (kw + j * KW) * SC + 1 < chunks)
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -309,7 +308,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int q = 0; q < 4; ++q) x_next[nt][q] = load_x(xr[nt] + static_cast<long long>(c) * CHUNK + 8 * q);
   };
-  if (mine > 0) load_x_chunk(chunk_of(0));
+  if (mine > 0) load_x_chunk(kw * SC);
 #endif
 
   // This lane's factor of each tile for chunk c, loaded one chunk ahead of its use.
@@ -318,7 +317,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int i = 0; i < R; ++i) f_next[i] = load_elem_bits(fp[i] + c);
   };
-  if (mine > 0) load_factors(chunk_of(0));
+  if (mine > 0) load_factors(kw * SC);
 
   // Slices of GEMV_QTC_X_SLICE chunks where x is staged (the same count for every warp of the
   // block: the barriers need them all), one slice otherwise. Slots of stage j (consumed now)
@@ -326,7 +325,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   constexpr int SLICE = GEMV_QTC_STAGED_X ? GEMV_QTC_X_SLICE : (1 << 30);
   static_assert(SLICE % SC == 0, "a slice holds whole stages");
   const int slices = GEMV_QTC_STAGED_X ? (chunks + SLICE - 1) / SLICE : 1;
-  int j = 0, slot = 0, ahead = U;
+  // Where this lane reads its 16 bytes of row g of a tile in a ring slot, chunk cc of the stage:
+  // column 4 cc + t XOR 4 (g & 1), i.e. t + 4 (cc XOR (g & 1)).
+  const uint4* const ring_read[SC] = {&ring[warp][0][0][g][t + 4 * (g & 1)], &ring[warp][0][0][g][t + 4 * (1 - (g & 1))]};
+  static_assert(SC == 2, "ring_read holds two chunks");
+  int j = 0, slot = 0, ahead = U, cbase = kw * SC;
   for (int slice = 0; slice < slices; ++slice) {
     const int c0 = slice * SLICE, c1 = min(chunks, c0 + SLICE);
 #if GEMV_QTC_STAGED_X
@@ -334,13 +337,14 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     stage_x(c0, c1);
     __syncthreads();
 #endif
-    for (; j < mine && chunk_of(j * SC) < c1; ++j, slot = slot == U ? 0 : slot + 1, ahead = ahead == U ? 0 : ahead + 1) {
+    for (; j < mine && cbase < c1;
+         ++j, cbase += STAGE_STEP, slot = slot == U ? 0 : slot + 1, ahead = ahead == U ? 0 : ahead + 1) {
       issue(j + U, ahead);  // into the slot of stage j - 1, which every lane is done with
       qtc_wait<U>();        // stage j is in the ring: this lane's copies ...
       __syncwarp();         // ... and the other lanes'
 #pragma unroll
       for (int cc = 0; cc < SC; ++cc) {
-        const int q = j * SC + cc, c = chunk_of(q);
+        const int c = cbase + cc;
         if (cc > 0 && c >= chunks) break;  // the last stage of an odd count
         float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
@@ -352,10 +356,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
             bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
           }
         }
-        const bool more = q + 1 < mine * SC && chunk_of(q + 1) < chunks;
+        const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
+        const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
 #if GEMV_QTC_STAGED_X
         const int cs = c - c0;  // this chunk within the slice
-        if (more) load_factors(chunk_of(q + 1));
+        if (more) load_factors(c_next);
 #else
         uint4 xv[NT][4];
 #pragma unroll
@@ -363,15 +368,15 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int qq = 0; qq < 4; ++qq) xv[nt][qq] = x_next[nt][qq];
         if (more) {
-          load_factors(chunk_of(q + 1));
-          load_x_chunk(chunk_of(q + 1));
+          load_factors(c_next);
+          load_x_chunk(c_next);
         }
 #endif
         uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[i][h] = ring[warp][slot][i][g + 8 * h][(4 * cc + t) ^ ((g & 1) << 2)];
+          for (int h = 0; h < 2; ++h) wv[i][h] = ring_read[cc][(slot * R + i) * 16 * 8 + 8 * h * 8];
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
           float xs[4];  // sum of x over the group, as the D fragment of A = 1
