@@ -44,12 +44,12 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // tests/tuner/quant_model_test.cpp hold the numbers). CUDA cores keep each row's loads and its
   // dequantized values in registers: int8/fp8 46-242 (RMS error of the fit 19), int4 88-255
   // (25); the old estimate gave 48-76. Int4 on tensor cores keeps its chunks in a shared-memory
-  // ring: 64-81 registers with 1 tile per warp, 102-112 with 2, 168 with 4, whatever the
-  // unroll (templates of f4d6825, whole-line copies: four row pointers a tile; the dense
+  // ring: 56-76 registers with 1 tile per warp, 93-108 with 2, 159-168 with 4, whatever the
+  // unroll (templates of b9473e7, whole-line copies: four row pointers a tile; the dense
   // tensor-core estimate gave 52-200). At M > 1, the accumulators of the extra batch rows on top.
   const double rows = c.rows_per_warp;
   if (quantized && tc) {
-    regs = 42 + 32 * rows + (n_tiles - 1) * rows * 4;
+    regs = 36 + 32 * rows + (n_tiles - 1) * rows * 4;
   } else if (quantized) {
     regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
            (m > 1 ? rows * (m - 1) : 0);
