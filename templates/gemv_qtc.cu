@@ -30,15 +30,16 @@
 // each of the warp's rows, and each copy instruction takes four whole rows' 128 bytes (8 lanes a
 // row): every instruction asks for four full 128-byte lines. The lanes used to copy exactly
 // what they would read (their 16 bytes of rows g and g + 8, so 64-byte halves of eight rows per
-// instruction); on the H200 a probe of the same kernel reading contiguous lines streamed 20%
-// faster with the arithmetic left out (bench/results/h200.md, "int4: whole lines per copy").
-// A lane now reads bytes other lanes copied, so each stage is taken after cp.async.wait_group
-// and a __syncwarp. The first version kept the chunks in flight in registers: ptxas gave it
+// instruction); on the H200, with the arithmetic left out, the old kernel's copies took 19% less
+// time when they read whole lines (bench/results/h200.md, "Why the int4 tensor-core kernel sat
+// near 24 us"), and this kernel took 24.1 -> 21.1 us on 28672x4096. A lane now reads bytes other
+// lanes copied, so each stage is taken after cp.async.wait_group and a __syncwarp. (TMA bulk
+// copies of 64 bytes with an mbarrier per slot were 1.76x slower in a probe.) The first version kept the chunks in flight in registers: ptxas gave it
 // 172-255 registers per thread, 8 warps per SM, 40% of the read ceiling (Nsight Compute,
 // bench/results/raw/0d0e147_h200_ncu_1.txt).
 //
 // Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share a row set
-// and take chunks in turn along K; gridDim.y blocks split K.
+// and take stages (two chunks) in turn along K; gridDim.y blocks split K.
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -50,7 +51,7 @@
 #define GEMV_K_WARPS 1
 #endif
 #ifndef GEMV_UNROLL
-#define GEMV_UNROLL 2
+#define GEMV_UNROLL 1  // ring stages ahead (two ring stages of two tiles fill 32 KB at 128 threads)
 #endif
 #ifndef GEMV_M_TILE
 #define GEMV_M_TILE 1

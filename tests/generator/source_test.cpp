@@ -81,7 +81,7 @@ TEST(Source, TemplatesCompileOnTheirOwnWithDefaults) {
   // Each family's file, as a person edits it: nvcc -c with only its #ifndef defaults (it
   // includes the prelude beside it). nvcc ships with the toolkit the build needs.
   const std::string dir = GEMVTUNE_SOURCE_DIR "/templates/";
-  for (const char* file : {"gemv.cu", "gemv_tc.cu", "prelude.cu"}) {
+  for (const char* file : {"gemv.cu", "gemv_tc.cu", "gemv_q.cu", "gemv_qtc.cu", "prelude.cu"}) {
     const std::string out = ::testing::TempDir() + "/template_alone.o";
     const std::string cmd = std::string("\"") + GEMVTUNE_NVCC + "\" -arch=sm_90 -c \"" + dir + file + "\" -o \"" + out +
                             "\" 2>&1";
