@@ -20,7 +20,9 @@
 #   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
 #   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
 #   quanttests the quantized-weight correctness suite (every format, both quantized families,
-#              M = 1, 2, 5; every STRIDE-th config, default 1)
+#              M = 1, 2, 5, 13; every STRIDE-th config, default 1; GEMVTUNE_TEST_CONFIG_FILTER=tc_
+#              in the environment keeps the configs whose name has that text: the int4
+#              tensor-core family)
 #   benchquant gemvtune bench --preset llama-3.1-8b --weights W --batch $BENCH_BATCHES (default
 #              1,16) for W in $WEIGHTS (default int4g128 int8 fp8), JSON in $OUT
 #   decodequant the decode chain with each of $WEIGHTS against the bf16 cuBLAS chain
