@@ -179,7 +179,8 @@ int cmd_explain(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     auto residency = [](const Residency& r) {
       return nlohmann::json{{"blocks_per_sm", r.blocks}, {"by_threads", r.by_threads}, {"by_blocks", r.by_blocks},
-                            {"by_registers", r.by_registers}, {"occupancy", r.occupancy}, {"limit", r.limit}};
+                            {"by_registers", r.by_registers}, {"by_shared", r.by_shared}, {"occupancy", r.occupancy},
+                            {"limit", r.limit}};
     };
     nlohmann::json j{
         {"gpu", gpu.key()}, {"arch", arch}, {"shape", to_string(shape)}, {"batch", batch},
@@ -192,6 +193,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                    {"last_wave_fill", x.last_wave_fill}, {"model_waves", e.waves}}},
         {"model_residency", residency(x.model_residency)},
         {"model_registers", e.registers},
+        {"model_shared_bytes", e.shared_bytes},
         {"little", {{"in_flight_per_sm_bytes", x.in_flight_per_sm}, {"needed_per_sm_bytes", x.needed_per_sm},
                     {"warp_bytes", e.warp_bytes}, {"in_flight_gpu_bytes", e.bytes_in_flight},
                     {"read_ceiling_gbps", model.read_ceiling_gbps}, {"ceiling_source", ceiling_source},
@@ -209,6 +211,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                       {"launch", x.costs.launch}, {"issue", x.costs.issue}, {"split_k", x.costs.split_k}}}};
     if (cubin) {
       j["cubin"] = {{"registers", cubin->registers}, {"stack_frame_bytes", cubin->stack_frame_bytes},
+                    {"shared_bytes", cubin->shared_bytes},
                     {"spill_store_bytes", cubin->spill_store_bytes}, {"spill_load_bytes", cubin->spill_load_bytes}};
       if (x.cubin_residency) j["cubin"]["residency"] = residency(*x.cubin_residency);
       if (x.cubin_in_flight_per_sm) j["little"]["cubin_in_flight_per_sm_bytes"] = *x.cubin_in_flight_per_sm;
@@ -249,7 +252,8 @@ int cmd_explain(const std::vector<std::string>& args) {
          std::string(x.cubin_residency ? "cubin's " + std::to_string(cubin->registers) + " registers"
                                        : "model's register estimate") +
              "; threads allow " + std::to_string(used.by_threads) + ", block slots " + std::to_string(used.by_blocks) +
-             ", registers " + std::to_string(used.by_registers)});
+             ", registers " + std::to_string(used.by_registers) +
+             (used.by_shared > 0 ? ", shared memory " + std::to_string(used.by_shared) : "")});
   t.add({"waves", fixed("%.2f", x.waves) + " (" + std::to_string(x.wave_count) + " waves, last " +
                       std::to_string(x.last_wave_blocks) + " of " + std::to_string(x.wave_slots) + " slots, " +
                       fixed("%.0f", 100 * x.last_wave_fill) + "% full)",
@@ -261,7 +265,8 @@ int cmd_explain(const std::vector<std::string>& args) {
              (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "")});
   if (cubin)
     t.add({"cubin", std::to_string(cubin->registers) + " registers, " + std::to_string(cubin->stack_frame_bytes) +
-                        " bytes stack, " + std::to_string(cubin->spill_store_bytes) + "/" +
+                        " bytes stack, " + std::to_string(cubin->shared_bytes) + " bytes shared memory a block, " +
+                        std::to_string(cubin->spill_store_bytes) + "/" +
                         std::to_string(cubin->spill_load_bytes) + " bytes spilled (stores/loads)",
            "NVRTC for " + arch});
   else

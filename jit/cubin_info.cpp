@@ -28,11 +28,19 @@ bool read(const std::vector<char>& b, std::uint64_t offset, T& out) {
 std::optional<CubinResources> read_cubin_resources(const std::vector<char>& b) {
   const auto sections = read_elf_sections(b);
   if (!sections) return std::nullopt;
+  // Shared memory: .nv.shared.<kernel> is a NOBITS section whose size is what a block takes
+  // (on sm_90 its static variables and the system's 1 KB; .nv.shared.reserved.* are separate).
+  int shared = 0;
+  for (const ElfSection& section : *sections)
+    if (section.name.rfind(".nv.shared.", 0) == 0 && section.name.rfind(".nv.shared.reserved", 0) != 0 &&
+        section.size <= (1u << 30))
+      shared = std::max(shared, static_cast<int>(section.size));
   for (const ElfSection& section : *sections) {
     if (section.name != ".nv.info" || section.offset > b.size() || section.size > b.size() - section.offset)
       continue;
     const std::uint64_t off = section.offset, size = section.size;
     CubinResources r;
+    r.shared_bytes = shared;
     bool found = false;
     for (std::uint64_t p = off; p + 4 <= off + size;) {
       const auto format = static_cast<std::uint8_t>(b[p]);

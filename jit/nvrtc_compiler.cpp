@@ -88,6 +88,7 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
   if (auto res = read_cubin_resources(out.cubin)) {
     if (out.registers <= 0) out.registers = res->registers;
     out.stack_frame_bytes = std::max(out.stack_frame_bytes, res->stack_frame_bytes);
+    out.shared_bytes = res->shared_bytes;
   }
   return out;
 }

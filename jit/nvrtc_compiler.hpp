@@ -14,6 +14,7 @@ struct CompiledKernel {
   int spill_store_bytes = 0; // from ptxas' report only (0 when the log lacks it)
   int spill_load_bytes = 0;
   int stack_frame_bytes = 0; // ptxas' report or the cubin, the larger: spills need a frame
+  int shared_bytes = 0;      // shared memory a block takes (static + the system's reserve), from the cubin
 };
 
 // Compiles `source` for `arch` ("sm_90"; a real architecture, so NVRTC emits a cubin).

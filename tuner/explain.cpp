@@ -98,11 +98,11 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
   x.row_blocks = static_cast<long long>(e.row_blocks);
   x.blocks = static_cast<long long>(e.blocks);
 
-  x.model_residency = resident_blocks_per_sm(c.threads, e.registers, gpu);
+  x.model_residency = resident_blocks_per_sm(c.threads, e.registers, gpu, e.shared_bytes);
   x.resident_per_sm = x.model_residency.blocks;
   x.cubin = cubin;
   if (cubin && cubin->registers > 0) {
-    x.cubin_residency = resident_blocks_per_sm(c.threads, cubin->registers, gpu);
+    x.cubin_residency = resident_blocks_per_sm(c.threads, cubin->registers, gpu, cubin->shared_bytes);
     x.resident_per_sm = x.cubin_residency->blocks;
     // The model's in-flight bytes per SM with the compiled kernel's residency instead.
     const double resident = std::min(static_cast<double>(x.blocks) / sms, double(x.resident_per_sm));
@@ -215,6 +215,7 @@ KernelResources compile_resources(const KernelConfig& c, DType t, WeightFormat w
   KernelResources r;
   r.registers = k.registers;
   r.stack_frame_bytes = k.stack_frame_bytes;
+  r.shared_bytes = k.shared_bytes;
   r.spill_store_bytes = k.spill_store_bytes;
   r.spill_load_bytes = k.spill_load_bytes;
   return r;

@@ -17,6 +17,7 @@ namespace gemvtune {
 struct KernelResources {
   int registers = -1;  // per thread; -1 when the cubin did not say
   int stack_frame_bytes = 0;
+  int shared_bytes = 0;  // shared memory a block takes: static + the system's 1 KB (sm_90)
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
 };

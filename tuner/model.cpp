@@ -8,14 +8,20 @@
 
 namespace gemvtune {
 
-Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu) {
+Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu, double shared_bytes) {
   Residency r;
   r.by_threads = static_cast<int>(std::floor(double(gpu.max_threads_per_sm) / threads));
   r.by_blocks = gpu.max_blocks_per_sm;
   r.by_registers = static_cast<int>(
       std::max(1.0, std::floor(65536.0 / (std::ceil(std::min(255.0, registers) / 8) * 8 * threads))));
-  r.blocks = std::max(1, std::min({r.by_threads, r.by_blocks, r.by_registers}));
-  r.limit = r.blocks == r.by_threads ? "threads" : r.blocks == r.by_blocks ? "blocks" : "registers";
+  if (shared_bytes > 0)
+    r.by_shared = static_cast<int>(std::max(1.0, std::floor(gpu.shared_bytes_per_sm / shared_bytes)));
+  const int by_shared = r.by_shared > 0 ? r.by_shared : r.by_blocks;
+  r.blocks = std::max(1, std::min({r.by_threads, r.by_blocks, r.by_registers, by_shared}));
+  r.limit = r.blocks == r.by_threads    ? "threads"
+            : r.blocks == r.by_blocks    ? "blocks"
+            : r.blocks == r.by_registers ? "registers"
+                                         : "shared memory";
   r.occupancy = std::min(1.0, double(r.blocks) * threads / gpu.max_threads_per_sm);
   return r;
 }
@@ -55,13 +61,14 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
            (m > 1 ? rows * (m - 1) : 0);
   }
   regs = std::min(regs, 255.0);
-  double per_sm = resident_blocks_per_sm(c.threads, regs, gpu).blocks;
   // Int4 on tensor cores: the ring's static shared memory (generator/config.cpp,
-  // why_invalid_weights) plus the 1 KB the driver keeps per block, out of 228 KB per SM.
-  if (quantized && tc) {
-    const double smem = c.warps() * rows * ((c.unroll + 1) * 2048.0 + n_tiles * 512) + 1024;
-    per_sm = std::max(1.0, std::min(per_sm, std::floor(gpu.shared_bytes_per_sm / smem)));
-  }
+  // why_invalid_weights: a ring of unroll + 1 stages of 2 KB per tile, the finish's 512 bytes per
+  // tile and 8 batch rows, x staged for 16 chunks at m tile 1; within 16 bytes of ptxas' report
+  // on the whole space) and the 1 KB the system reserves per block limit blocks per SM too.
+  const double shared = quantized && tc ? c.warps() * rows * ((c.unroll + 1) * 2048.0 + n_tiles * 512) +
+                                              (m == 1 ? 16 * (4 * 80 + 4) : 0) + 1024
+                                        : 0;
+  double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
@@ -154,6 +161,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   e.row_blocks = row_blocks;
   e.blocks = blocks;
   e.registers = regs;
+  e.shared_bytes = shared;
   e.resident_per_sm = per_sm;
   e.warp_bytes = warp_bytes;
   e.in_flight_per_sm = in_flight_per_sm;

@@ -23,7 +23,7 @@ struct GpuModelParams {
   double pdl_launch_us = 1.2;        // the same when it overlaps the previous kernel (PDL; 0.8 before)
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
-  double shared_bytes_per_sm = 228 * 1024;  // shared memory per SM (sm_90), for the int4 tc ring
+  double shared_bytes_per_sm = 228 * 1024;  // shared memory per SM (sm_90)
   double l2_bytes = 60.0 * 1024 * 1024;     // L2 (H200: 60 MiB), for the L2 prefetch (pf)
   // Issue-rate terms: arithmetic per second on one SM is 128 fp32 lanes x clock x share. The
   // shares are fitted to recorded H200 measurements (tuner/model_fit.hpp; the data files are
@@ -45,7 +45,8 @@ struct ModelEstimate {
   double row_blocks = 0;         // ceil(N / block_rows)
   double blocks = 0;             // row_blocks x split_k
   double registers = 0;          // the model's per-thread register estimate
-  double resident_per_sm = 0;    // block slots per SM: resident_blocks_per_sm(threads, registers)
+  double shared_bytes = 0;       // the model's shared memory per block, 1 KB reserve included (int4 tensor cores)
+  double resident_per_sm = 0;    // block slots per SM: resident_blocks_per_sm(threads, registers, shared)
   double warp_bytes = 0;         // bytes one warp keeps in flight
   double in_flight_per_sm = 0;   // bytes in flight on a busy SM
   double needed_per_sm = 0;      // Little's law at the ceiling: ceiling / SMs x latency
@@ -59,17 +60,22 @@ struct ModelEstimate {
   double launch_us = 0;          // launch + ramp (pdl_launch_us with PDL)
 };
 
-// Blocks of `threads` threads resident on one SM at `registers` per thread: the least of the
-// thread slots, the block slots and the register file (65536 registers, allocated 8 per thread
-// at a time, at most 255), at least 1. What estimate() uses with its register estimate; give it
-// a cubin's register count for the occupancy the compiled kernel allows.
+// Blocks of `threads` threads resident on one SM at `registers` per thread and `shared_bytes`
+// of shared memory per block (static, with the 1 KB the system reserves for each block on
+// sm_90): the least of the thread slots, the block slots, the register file (65536 registers,
+// allocated 8 per thread at a time, at most 255) and the SM's shared memory
+// (shared_bytes_per_sm; no limit when shared_bytes is 0), at least 1. What estimate() uses with
+// its estimates; give it a cubin's registers and shared memory (CubinResources) for the
+// occupancy the compiled kernel allows.
 struct Residency {
   int by_threads = 0, by_blocks = 0, by_registers = 0;
-  int blocks = 1;             // the least of the three, at least 1
+  int by_shared = 0;          // 0: the block uses no static shared memory worth a limit
+  int blocks = 1;             // the least of them, at least 1
   double occupancy = 0;       // resident warps over the SM's warp slots
-  const char* limit = "";     // "threads", "blocks" or "registers": which one binds
+  const char* limit = "";     // "threads", "blocks", "registers" or "shared memory": which binds
 };
-Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu = {});
+Residency resident_blocks_per_sm(int threads, double registers, const GpuModelParams& gpu = {},
+                                 double shared_bytes = 0);
 
 // Whether a config's L2 prefetch (pf) stays within L2 on this shape: each resident warp asks L2
 // for the rest of its K slice before waiting on the previous kernel, so at most the least of

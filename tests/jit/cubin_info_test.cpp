@@ -24,6 +24,28 @@ TEST(CubinInfo, MatchesPtxasReport) {
   }
 }
 
+TEST(CubinInfo, SharedMemoryIsPtxasReportPlusTheReserve) {
+  // The int4 tensor-core family keeps its ring in static shared memory: the cubin's
+  // .nv.shared.<kernel> section is ptxas' "bytes smem" plus the 1 KB sm_90 reserves per block.
+  const auto kernels = distinct_kernels(default_search_space(DType::bf16, 1, WeightFormat::int4_g128));
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < kernels.size(); i += 11) {
+    const KernelConfig& c = kernels[i];
+    const std::string name = kernel_name(c, DType::bf16, WeightFormat::int4_g128);
+    const auto k = jit::compile_kernel(generate_source(c, DType::bf16, WeightFormat::int4_g128), name, "sm_90");
+    const auto res = jit::read_cubin_resources(k.cubin);
+    ASSERT_TRUE(res.has_value()) << name;
+    EXPECT_EQ(k.shared_bytes, res->shared_bytes);
+    const std::size_t at = k.log.find(" bytes smem");
+    if (at == std::string::npos) continue;  // nothing to compare with
+    const std::size_t begin = k.log.find_last_not_of("0123456789", at - 1) + 1;
+    EXPECT_EQ(res->shared_bytes, std::stoi(k.log.substr(begin, at - begin)) + 1024) << name << "\n" << k.log;
+    if (c.family == Family::tensor_core) EXPECT_GT(res->shared_bytes, 8 * 1024) << name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0u) << "no ptxas report in the NVRTC logs to compare with";
+}
+
 TEST(CubinInfo, SeesASpillingKernelsFrame) {
   // 1024 threads and 2 blocks per SM leave 32 registers a thread: this kernel must spill.
   std::string src = generate_source(parse_config("t256_r4_kw1_v16_u2_sk1_cs"), DType::f16);

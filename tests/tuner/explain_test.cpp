@@ -55,6 +55,31 @@ TEST(ExplainResidency, FromRegistersThreadsAndBlockSlots) {
   EXPECT_EQ(r.blocks, 1);
 }
 
+TEST(ExplainResidency, FromSharedMemory) {
+  const GpuModelParams gpu;  // 228 KB of shared memory per SM
+  // The int4 tensor-core config tc_t64_r2_kw2_u2 at m = 1: its cubin's .nv.shared section is
+  // 32848 bytes (31824 of variables, as ptxas reports them, and the 1 KB sm_90 reserves).
+  Residency r = resident_blocks_per_sm(64, 108, gpu, 32848);
+  EXPECT_EQ(r.by_registers, 9);  // 65536 / (112 x 64)
+  EXPECT_EQ(r.by_shared, 7);     // 233472 / 32848 = 7.1
+  EXPECT_EQ(r.blocks, 7);
+  EXPECT_STREQ(r.limit, "shared memory");
+  EXPECT_DOUBLE_EQ(r.occupancy, 7 * 64 / 2048.0);
+  // Without shared memory the registers bind, and by_shared says there is no such limit.
+  r = resident_blocks_per_sm(64, 108, gpu);
+  EXPECT_EQ(r.by_shared, 0);
+  EXPECT_EQ(r.blocks, 9);
+  EXPECT_STREQ(r.limit, "registers");
+  // The model charges the same ring: 2 warps x 2 tiles x (3 stages x 2 KB + 512) + x staged for
+  // 16 chunks (5184) + the 1 KB reserve.
+  const Explanation x = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, Shape{28672, 4096}, 1,
+                                WeightFormat::int4_g128, gpu);
+  EXPECT_DOUBLE_EQ(x.model.shared_bytes, 2 * 2 * (3 * 2048 + 512) + 5184 + 1024);
+  EXPECT_EQ(x.model_residency.by_shared, 7);
+  EXPECT_EQ(x.model_residency.blocks, 7);
+  EXPECT_DOUBLE_EQ(x.model.resident_per_sm, 7);
+}
+
 TEST(Explain, BandwidthBoundConfigAgainstHandNumbers) {
   const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
   const Explanation x = explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{});
