@@ -158,14 +158,10 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (tc && weights != WeightFormat::int4_g128)
     return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
   if (tc && t == DType::f32) return "the int4 tensor-core family takes bf16 or fp16 activations, not fp32";
-  // The int4 tensor-core kernel keeps its chunks in flight in shared memory: per warp a ring
-  // of unroll + 1 stages of 2 KB per tile (two chunks of 16 rows), and 512 bytes per tile and 8
-  // batch rows for the block's finish; at m tile 1 also x staged for 16 chunks (5184 bytes);
-  // all of it static, so at most 48 KB per block (templates/gemv_qtc.cu).
+  // The int4 tensor-core kernel keeps its chunks in flight in shared memory, all of it static,
+  // so at most 48 KB per block (int4_tc_shared_bytes).
   if (tc) {
-    const int n_tiles = (c.m_tile + 7) / 8;
-    const int staged_x = c.m_tile == 1 ? 16 * (4 * 80 + 4) : 0;
-    const int bytes = c.warps() * c.rows_per_warp * ((c.unroll + 1) * 2048 + n_tiles * 512) + staged_x;
+    const int bytes = int4_tc_shared_bytes(c);
     if (bytes > kMaxStaticSharedBytes - 1024)
       return "int4 on tensor cores: " + std::to_string(c.warps()) + " warps x " + std::to_string(c.rows_per_warp) +
              " tiles x (unroll " + std::to_string(c.unroll) + " + 1) x 2 KB of ring need " + std::to_string(bytes) +
@@ -176,6 +172,12 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
   if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
   return std::nullopt;
+}
+
+int int4_tc_shared_bytes(const KernelConfig& c) {
+  const int n_tiles = (c.m_tile + 7) / 8;
+  const int staged_x = c.m_tile == 1 ? 16 * (4 * 80 + 4) : 0;
+  return c.warps() * c.rows_per_warp * ((c.unroll + 1) * 2048 + n_tiles * 512) + staged_x;
 }
 
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m,

@@ -61,13 +61,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
            (m > 1 ? rows * (m - 1) : 0);
   }
   regs = std::min(regs, 255.0);
-  // Int4 on tensor cores: the ring's static shared memory (generator/config.cpp,
-  // why_invalid_weights: a ring of unroll + 1 stages of 2 KB per tile, the finish's 512 bytes per
-  // tile and 8 batch rows, x staged for 16 chunks at m tile 1; within 16 bytes of ptxas' report
-  // on the whole space) and the 1 KB the system reserves per block limit blocks per SM too.
-  const double shared = quantized && tc ? c.warps() * rows * ((c.unroll + 1) * 2048.0 + n_tiles * 512) +
-                                              (m == 1 ? 16 * (4 * 80 + 4) : 0) + 1024
-                                        : 0;
+  // Int4 on tensor cores: the ring's static shared memory (int4_tc_shared_bytes) and the 1 KB
+  // the system reserves per block limit blocks per SM too.
+  const double shared = quantized && tc ? int4_tc_shared_bytes(c) + 1024.0 : 0;
   double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 

@@ -80,6 +80,12 @@ std::optional<std::string> why_invalid(const KernelConfig& c);
 //   why_invalid_weights: the rules of a weight format that hold for any shape (which family
 //   runs it, load width, the int4 tensor-core kernel's shared memory); part of why_invalid_for.
 std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, WeightFormat weights);
+// Static shared memory of one block of the int4 tensor-core family (templates/gemv_qtc.cu), a
+// tensor-core config c: per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks of 16
+// rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x staged for
+// 16 chunks (5184 bytes); within 16 bytes of ptxas' report on the whole space. The limit in
+// why_invalid_weights, and the model's blocks per SM (with the 1 KB sm_90 reserves per block).
+int int4_tc_shared_bytes(const KernelConfig& c);
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);
 
