@@ -1,8 +1,9 @@
 // On the GPU: the quantized family (templates/gemv_q.cu) for every weight format against the
 // float64 reference over the dequantized weights (random codes over each format's whole range,
 // random scales and zeros), every config of its search space (GEMVTUNE_TEST_CONFIG_STRIDE=n
-// checks every n-th, GEMVTUNE_TEST_CONFIG_FILTER=text those whose name has text), Y poisoned with NaN before each launch, at M = 1, 2 and 5, with N tails,
-// K tails (int8, fp8), ld > K and split-K. Plus the operand checks that refuse what the family
+// checks every n-th, GEMVTUNE_TEST_CONFIG_FILTER=text those whose name has text), Y poisoned
+// with NaN before each launch, at M = 1, 2 and 5, with N tails, K tails (int8, fp8), ld > K and
+// split-K. Plus the operand checks that refuse what the family
 // cannot read.
 #include <gtest/gtest.h>
 
@@ -33,8 +34,9 @@ std::size_t config_stride() {
 }
 // GEMVTUNE_TEST_CONFIG_FILTER=text: only configs whose name contains text (e.g. "tc_" for the
 // int4 tensor-core family), counted before the stride.
+const char* config_filter() { return std::getenv("GEMVTUNE_TEST_CONFIG_FILTER"); }
 std::vector<KernelConfig> filtered(std::vector<KernelConfig> space) {
-  const char* f = std::getenv("GEMVTUNE_TEST_CONFIG_FILTER");
+  const char* f = config_filter();
   if (!f) return space;
   std::vector<KernelConfig> kept;
   for (const KernelConfig& c : space)
@@ -65,7 +67,7 @@ void check_format(DType t, WeightFormat w, int m) {
     if (int4 && cs.shape.k % group_size(w)) continue;
     DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, 0, 0, w);
     const auto space = filtered(search_space_for(t, cs.shape, m, w));
-    if (space.empty() && std::getenv("GEMVTUNE_TEST_CONFIG_FILTER")) continue;
+    if (space.empty() && config_filter()) continue;
     ASSERT_FALSE(space.empty());
     for (std::size_t i = 0; i < space.size(); i += stride) {
       const KernelConfig& c = space[i];
@@ -80,9 +82,9 @@ void check_format(DType t, WeightFormat w, int m) {
                           << " " << to_string(c) << ": " << cmp.describe();
     }
   }
-  if (checked == 0 && std::getenv("GEMVTUNE_TEST_CONFIG_FILTER"))
+  if (checked == 0 && config_filter())
     GTEST_SKIP() << "no config of " << to_string(w) << " with " << to_string(t) << " activations matches "
-                 << "GEMVTUNE_TEST_CONFIG_FILTER=" << std::getenv("GEMVTUNE_TEST_CONFIG_FILTER");
+                 << "GEMVTUNE_TEST_CONFIG_FILTER=" << config_filter();
   EXPECT_GT(checked, 0u);
   std::printf("[gemvtune] %s weights, %s, M=%d: %zu config/shape checks against float64\n",
               std::string(to_string(w)).c_str(), std::string(to_string(t)).c_str(), m, checked);
