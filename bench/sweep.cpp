@@ -49,7 +49,7 @@ int main(int argc, char** argv) try {
     if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()));
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
-    for (const KernelConfig& c : search_space_for(t, s, 1, w)) {
+    for (const KernelConfig& c : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
       if (!wanted(c)) continue;
       auto k = kernels.get(c, t, w);
       p.workspace().reserve(c, s);

@@ -116,6 +116,7 @@ Event::~Event() {
   if (e_) driver().cuEventDestroy(e_);
 }
 void Event::record(CUstream s) const { GEMVTUNE_CU(cuEventRecord, e_, s); }
+void Event::record_in_capture(CUstream s) const { GEMVTUNE_CU(cuEventRecordWithFlags, e_, s, CU_EVENT_RECORD_EXTERNAL); }
 float Event::elapsed_ms_since(const Event& start) const {
   GEMVTUNE_CU(cuEventSynchronize, e_);
   float ms = 0;

@@ -86,6 +86,9 @@ class Event {
   Event& operator=(const Event&) = delete;
   CUevent get() const { return e_; }
   void record(CUstream s) const;
+  // Into a stream being captured: an event-record node of the graph (CU_EVENT_RECORD_EXTERNAL),
+  // so each replay records the event when the GPU reaches that point of the graph.
+  void record_in_capture(CUstream s) const;
   // Milliseconds from `start` to this event; both must have completed.
   float elapsed_ms_since(const Event& start) const;
 

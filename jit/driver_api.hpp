@@ -21,7 +21,8 @@ namespace gemvtune::jit {
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8)   \
   X(cuMemsetD8Async) X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync)                            \
   X(cuMemsetD32) X(cuMemGetInfo) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                  \
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventRecordWithFlags)             \
+  X(cuEventSynchronize)                                                                      \
   X(cuEventElapsedTime) X(cuStreamBeginCapture) X(cuStreamEndCapture)                        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)

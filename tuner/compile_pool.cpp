@@ -1,4 +1,4 @@
-// CompilePool: two FIFO queues (urgent, prefetch) served by a fixed set of threads that call
+// CompilePool: one FIFO queue served by a fixed set of threads that call
 // the process-wide KernelCache (see compile_pool.hpp).
 #include "tuner/compile_pool.hpp"
 
@@ -19,9 +19,7 @@ CompilePool::~CompilePool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    dropped.swap(urgent_);
-    for (auto& t : prefetch_) dropped.push_back(std::move(t));
-    prefetch_.clear();
+    dropped.swap(queue_);
   }
   wake_.notify_all();
   for (auto& t : dropped)
@@ -29,23 +27,12 @@ CompilePool::~CompilePool() {
   for (auto& th : threads_) th.join();
 }
 
-CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch,
-                                         bool urgent, WeightFormat w) {
+CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
   KernelConfig code = c;
   code.split_k = 1;
   const std::string key = kernel_name(code, t, w) + "@" + arch;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = requested_.find(key); it != requested_.end()) {
-    if (urgent) {  // promote a queued prefetch; a running or finished one needs nothing
-      auto queued = std::find_if(prefetch_.begin(), prefetch_.end(),
-                                 [&](const auto& task) { return task->key == key; });
-      if (queued != prefetch_.end()) {
-        urgent_.push_back(std::move(*queued));
-        prefetch_.erase(queued);
-      }
-    }
-    return it->second;
-  }
+  if (auto it = requested_.find(key); it != requested_.end()) return it->second;
   auto task = std::make_shared<Task>();
   task->key = key;
   task->config = code;
@@ -54,7 +41,7 @@ CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const s
   task->arch = arch;
   Future future = task->promise.get_future().share();
   requested_.emplace(key, future);
-  (urgent ? urgent_ : prefetch_).push_back(std::move(task));
+  queue_.push_back(std::move(task));
   wake_.notify_one();
   return future;
 }
@@ -64,11 +51,10 @@ void CompilePool::work() {
     std::shared_ptr<Task> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !urgent_.empty() || !prefetch_.empty(); });
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      auto& queue = urgent_.empty() ? prefetch_ : urgent_;
-      task = std::move(queue.front());
-      queue.pop_front();
+      task = std::move(queue_.front());
+      queue_.pop_front();
     }
     try {
       task->promise.set_value(jit::KernelCache::instance().get(task->config, task->dtype, task->weights, task->arch));

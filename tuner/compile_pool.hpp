@@ -26,11 +26,9 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  // The compile of c's kernel (split_k ignored) for arch, queued unless already requested.
-  // Urgent requests (needed now) run before prefetches; an urgent request for a queued
-  // prefetch moves it forward. The future rethrows CompileError for a failed compile.
-  Future request(const KernelConfig& c, DType t, const std::string& arch, bool urgent,
-                 WeightFormat w = WeightFormat::dense);
+  // The compile of c's kernel (split_k ignored) for arch, queued (first in, first out) unless
+  // already requested. The future rethrows CompileError for a failed compile.
+  Future request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w = WeightFormat::dense);
 
  private:
   struct Task {
@@ -46,7 +44,7 @@ class CompilePool {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::deque<std::shared_ptr<Task>> urgent_, prefetch_;
+  std::deque<std::shared_ptr<Task>> queue_;
   std::map<std::string, Future> requested_;
   std::vector<std::thread> threads_;
 };

@@ -95,6 +95,11 @@ class DeviceProblem {
   jit::SplitKWorkspace workspace_;
 };
 
+// The problem's search space as its operands allow it: a config whose loads the pointers, ld or
+// ldx do not allow runs with the widest width they do (as `run` and the runtime do), and
+// configs that thereby coincide are listed once. Throws Error when nothing can run.
+std::vector<KernelConfig> runnable_space(const DeviceProblem& problem);
+
 // Median time of one call over `replays` timed runs, after a warm-up run. A run is
 // calls_per_run(p.timing(), ...) launches back to back, rotating over the copies: replays of a
 // graph of them (graph) or launches from the host (eager), with CUDA events around the launches

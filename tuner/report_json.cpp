@@ -47,6 +47,9 @@ Json outcome_json(const JobOutcome& o) {
     j["strategy"] = r.record.strategy;
     j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
     j["seconds"] = r.seconds;
+    j["phases"] = Json{{"setup", r.phases.setup},         {"compile_wait", r.phases.compile_wait},
+                       {"load", r.phases.load},           {"verify", r.phases.verify},
+                       {"timing", r.phases.timing},       {"finalists", r.phases.finalists}};
     j["record"] = record_json(r.record, true);
   } else if (o.status == JobStatus::skipped) {
     j["config"] = o.existing->config;

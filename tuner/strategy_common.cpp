@@ -77,9 +77,10 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
 
 // The model strategy's shares of the space. A small problem (a few MB per call) runs for a few
 // microseconds, mostly launch and latency, so its candidates differ less and each costs far
-// more to compile (about 40 ms of a 16-core machine) than to time: its first round and budget
-// are capped in configs, which keeps a 1 MB shape's tune to about 80 NVRTC compiles instead of
-// a few hundred (5.3 s on the H200 machine, issue 14's bar is 3 s).
+// more to compile (about 20 ms of a 16-core machine) than to time (about 6 ms): its first round
+// and budget are capped in configs, which keeps a 1 MB shape's tune to about 50 NVRTC compiles
+// instead of a few hundred (5.3 s on the H200 machine, issue 14's bar is 3 s). Fewer than 48 in
+// the first round lost up to 6% on the recorded small-shape sweeps (docs/tuning.md, "Tune time").
 constexpr double kSmallProblemBytes = 4e6;
 constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80;
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized) {

@@ -42,6 +42,19 @@ void throw_if_context_lost(const std::string& config, const CudaError& e, int de
                     "), so tuning on it stopped");
 }
 
+// Adds the time from construction to destruction to `total` (a TunePhases field).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total) : total_(total), started_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point started_;
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -66,6 +79,7 @@ struct Tuner::Impl {
     double ceiling_gbps;
     std::vector<CandidateResult> results;  // in measuring order
     std::map<std::string, std::size_t> index;  // config text -> results position
+    TunePhases phases;
   };
 
   LaunchFn launcher(Session& s, const std::shared_ptr<const jit::LoadedGemv>& kernel, const KernelConfig& c) {
@@ -85,18 +99,28 @@ struct Tuner::Impl {
       return r;
     };
     try {
-      pool.request(c, s.job.dtype, ctx.info().arch, /*urgent=*/true, s.job.weights).get();
+      PhaseTimer timer(s.phases.compile_wait);
+      pool.request(c, s.job.dtype, ctx.info().arch, s.job.weights).get();
     } catch (const CompileError& e) {
       return failed(Outcome::compile_failed, first_lines(e.log().empty() ? e.what() : e.log(), 4));
     } catch (const std::exception& e) {
       return failed(Outcome::compile_failed, first_lines(e.what(), 4));
     }
     try {
-      auto kernel = kernels.get(c, s.job.dtype, s.job.weights);  // compiled above: this only loads it
-      s.problem.workspace().reserve(c, s.job.shape);
+      std::shared_ptr<const jit::LoadedGemv> kernel;
+      {
+        PhaseTimer timer(s.phases.load);
+        kernel = kernels.get(c, s.job.dtype, s.job.weights);  // compiled above: this only loads it
+        s.problem.workspace().reserve(c, s.job.shape);
+      }
       const LaunchFn launch = launcher(s, kernel, c);
-      const Comparison check = verify_calls(launch, s.problem, stream);
+      Comparison check;
+      {
+        PhaseTimer timer(s.phases.verify);
+        check = verify_calls(launch, s.problem, stream);
+      }
       if (!check.ok) return failed(Outcome::incorrect, check.describe());
+      PhaseTimer timer(s.phases.timing);
       const CallTiming t = time_calls(launch, s.problem, stream, LaunchMode::graph);
       r.time_us = t.us_per_call;
       r.gbps = t.gbps;
@@ -162,25 +186,6 @@ std::string to_string(const TuneJob& job) {
 }
 
 namespace {
-// The job's search space as this problem's operands allow it: a config whose loads the
-// pointers do not allow runs with the widest width they do (as `run` and the runtime do).
-std::vector<KernelConfig> runnable_space(const TuneJob& job, const DeviceProblem& problem) {
-  const jit::GemvOperands op0 = problem.operands(0);
-  std::vector<KernelConfig> space;
-  for (KernelConfig c : search_space_for(job.dtype, job.shape, job.batch, job.weights)) {
-    if (is_quantized(job.weights)) {  // DeviceProblem pads ld and ldx for 16-byte loads
-      space.push_back(c);
-      continue;
-    }
-    if (why_misaligned(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx))
-      c.vec_bytes = widest_aligned_vec_bytes(c, job.dtype, op0.w, op0.ld, op0.x, op0.ldx);
-    if (!why_invalid_for(c, job.dtype, job.shape, job.batch) && std::find(space.begin(), space.end(), c) == space.end())
-      space.push_back(c);
-  }
-  if (space.empty()) throw Error("no config of the search space can run " + to_string(job));
-  return space;
-}
-
 // "no config passed for ... (N measured: 3 incorrect, ...); first failure: ...".
 Error nothing_passed(const TuneJob& job, const std::vector<CandidateResult>& results) {
   std::map<Outcome, int> counts;
@@ -207,16 +212,17 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   const std::size_t budget =
       options.strategy == Strategy::exhaustive ? ranked.size() : model_budget(ranked.size(), strategy_options);
   const std::string& arch = ctx.info().arch;
-  // Prefetch what the strategy will most likely want, best-ranked first; the batches it
-  // actually asks for are compiled urgently.
-  for (std::size_t i = 0; i < budget; ++i) pool.request(ranked[i], s.job.dtype, arch, /*urgent=*/false, s.job.weights);
-
   TuneProgress progress;
   progress.device = ctx.ordinal();
   progress.job = s.job;
   progress.budget = budget;
   const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
-    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, /*urgent=*/true, s.job.weights);
+    // The whole batch is queued before the first is measured, so the pool compiles it while
+    // the GPU times the kernels already compiled. Nothing is compiled ahead of the batches:
+    // on the recorded H200 sweeps, compiling the model's top 15% ahead (the budget) picked the
+    // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
+    // tune time (docs/tuning.md, "Tune time").
+    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, s.job.weights);
     progress.planned = progress.measured + batch.size();
     std::vector<Measured> out;
     for (const KernelConfig& c : batch) {
@@ -240,6 +246,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
 // Timing noise of a few percent can reorder close finalists: each is timed twice more and its
 // median of three decides. Updates the finalists' results; returns the winner's.
 const CandidateResult& Tuner::Impl::pick_winner(Session& s, const StrategyResult& found, std::size_t finalists) {
+  PhaseTimer timer(s.phases.finalists);
   std::size_t winner = 0;
   double winner_us = 0;
   for (std::size_t i : top_passing(found.measured, std::max<std::size_t>(1, finalists))) {
@@ -270,13 +277,16 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   GpuModelParams model;
   model.sm_count = info.id.sm_count;
   model.read_ceiling_gbps = ceiling_gbps();
+  const auto setup_started = Clock::now();
   Impl::Session s{job,
                   DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
                                 job.weights),
-                  model.read_ceiling_gbps, {}, {}};
+                  model.read_ceiling_gbps, {}, {}, {}};
+  s.problem.reference();  // computed here rather than inside the first candidate's check
+  s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
   const std::vector<KernelConfig> ranked =
-      rank_by_model(runnable_space(job, s.problem), job.dtype, job.shape, model, job.weights);
+      rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);
   const CandidateResult& best = m.pick_winner(s, found, options.finalists);
@@ -307,6 +317,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   out.space_size = ranked.size();
   out.measured = found.measured.size();
   out.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  out.phases = s.phases;
   return out;
 }
 

@@ -74,6 +74,17 @@ struct TuneOptions {
   int compile_threads = 0;    // CPU threads compiling ahead; 0: one per core (split by devices)
 };
 
+// Where one shape's tune time went, in seconds of the tuning thread (docs/tuning.md, "Tune
+// time"). Compiles run on the pool meanwhile; compile_wait is what the thread waited for them.
+struct TunePhases {
+  double setup = 0;         // random data, weight copies on the device, the float64 reference
+  double compile_wait = 0;  // waiting for kernels the pool had not compiled (or read) yet
+  double load = 0;          // loading compiled kernels into the context
+  double verify = 0;        // the check against float64
+  double timing = 0;        // graph capture and the timed replays of every candidate
+  double finalists = 0;     // the finalists timed twice more
+};
+
 struct ShapeResult {
   TuneRecord record;                // as stored: winner and every candidate measured
   int device = 0;                   // ordinal it ran on
@@ -81,6 +92,7 @@ struct ShapeResult {
   std::size_t measured = 0;         // distinct configs measured
   double model_spearman = std::numeric_limits<double>::quiet_NaN();  // model vs measured times
   double seconds = 0;               // wall time, including compiles it waited for
+  TunePhases phases;                // how `seconds` divides
 };
 
 // A kernel fault (illegal address, trap, ...) left the CUDA context unusable: nothing more can

@@ -15,8 +15,8 @@ TEST(CompilePool, CompilesWhatIsAskedFor) {
   CompilePool pool(2);
   const KernelConfig a = parse_config("t128_r1_kw1_v16_u2_sk1_cs");
   const KernelConfig b = parse_config("t256_r2_kw2_v16_u2_sk1_nc_pdl");
-  auto fa = pool.request(a, DType::bf16, "sm_90", true);
-  auto fb = pool.request(b, DType::f16, "sm_90", false);
+  auto fa = pool.request(a, DType::bf16, "sm_90");
+  auto fb = pool.request(b, DType::f16, "sm_90");
   EXPECT_EQ(fa.get()->name, kernel_name(a, DType::bf16));
   EXPECT_EQ(fb.get()->name, kernel_name(b, DType::f16));
   EXPECT_FALSE(fa.get()->cubin.empty());
@@ -24,8 +24,8 @@ TEST(CompilePool, CompilesWhatIsAskedFor) {
 
 TEST(CompilePool, SplitKVariantsShareOneCompile) {
   CompilePool pool(1);
-  auto f1 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk1_cs"), DType::bf16, "sm_90", false);
-  auto f3 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk3_cs"), DType::bf16, "sm_90", true);  // promotes it
+  auto f1 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk1_cs"), DType::bf16, "sm_90");
+  auto f3 = pool.request(parse_config("t64_r1_kw1_v16_u1_sk3_cs"), DType::bf16, "sm_90");
   EXPECT_EQ(f1.get().get(), f3.get().get());
 }
 
@@ -33,10 +33,10 @@ TEST(CompilePool, FailuresReachTheCaller) {
   CompilePool pool(1);
   KernelConfig bad;
   bad.rows_per_warp = 3;  // not 1, 2, 4 or 8: the generator refuses it
-  auto f = pool.request(bad, DType::bf16, "sm_90", true);
+  auto f = pool.request(bad, DType::bf16, "sm_90");
   EXPECT_THROW(f.get(), InvalidArgument);
   // An architecture NVRTC does not know: a CompileError with the log.
-  auto g = pool.request(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, "sm_1", true);
+  auto g = pool.request(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, "sm_1");
   EXPECT_THROW(g.get(), CompileError);
 }
 
@@ -49,7 +49,7 @@ TEST(CompilePool, ShutsDownWithWorkQueued) {
         KernelConfig c;
         c.threads = threads;
         c.unroll = unroll;
-        futures.push_back(pool.request(c, DType::f32, "sm_80", false));
+        futures.push_back(pool.request(c, DType::f32, "sm_80"));
       }
   }  // must not wait for all twelve compiles
   int cancelled = 0;

@@ -2,6 +2,7 @@
 // parameters with one minimum, a bumpy random table, and the recorded H200 sweep. A table
 // becomes a MeasureBatch that also counts what it was asked to measure.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -55,7 +56,7 @@ inline TimingTable bumpy_table(const std::vector<KernelConfig>& space, unsigned 
   return t;
 }
 
-// The recorded sweep of one shape (bench/results/sweeps/h200_bf16.csv: shape,dtype,config,us);
+// The recorded sweep of one shape (bench/results/sweeps/*.csv: shape,dtype,config,us,...);
 // a config listed twice keeps its last time. Empty when the file is missing.
 inline TimingTable recorded_table(const std::string& csv_path, const std::string& shape) {
   TimingTable t;
@@ -70,6 +71,20 @@ inline TimingTable recorded_table(const std::string& csv_path, const std::string
     if (s == shape && dtype == "bf16") t[config] = std::stod(us);
   }
   return t;
+}
+
+// The shapes of a recorded sweep (bf16 rows), in the order they first appear.
+inline std::vector<std::string> recorded_shapes(const std::string& csv_path) {
+  std::vector<std::string> shapes;
+  std::ifstream in(csv_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string s, dtype;
+    if (!std::getline(fields, s, ',') || !std::getline(fields, dtype, ',') || dtype != "bf16") continue;
+    if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
+  }
+  return shapes;
 }
 
 // A MeasureBatch over a table that remembers every config asked for and every batch size.

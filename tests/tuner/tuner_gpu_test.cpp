@@ -2,12 +2,15 @@
 // cache, query it back, re-run to see it skipped, and measure the read ceiling.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "cache/cache_test_util.hpp"
 #include "gemvtune/generator.hpp"
 #include "gemvtune/search_space.hpp"
 #include "gemvtune/tuner.hpp"
 #include "gpu_test_support.hpp"
 #include "jit/cuda_handles.hpp"
+#include "jit/kernel_cache.hpp"
 #include "tuner/strategy.hpp"
 
 using namespace gemvtune;
@@ -20,15 +23,18 @@ TEST(TunerGpu, TunesASmallShapeAndQueriesItBack) {
   jit::Context ctx(0);
   std::optional<ShapeResult> result;
   std::size_t progress_calls = 0;
+  std::size_t compiles = 0;  // NVRTC compiles of this process during the tune (and the pool's end)
   {
     TuningCache cache(path, CacheMode::read_write);
     Tuner tuner(ctx, cache);
     EXPECT_GT(tuner.ceiling_gbps(), 100.0);
+    compiles = jit::KernelCache::instance().compiles();
     result = tuner.tune(job, TuneOptions{}, [&](const TuneProgress& p) {
       ++progress_calls;
       EXPECT_LE(p.measured, p.budget);
     });
   }
+  compiles = jit::KernelCache::instance().compiles() - compiles;
   const TuneRecord& rec = result->record;
   EXPECT_EQ(rec.strategy, "model");
   EXPECT_EQ(rec.key.template_version, template_version());
@@ -52,6 +58,21 @@ TEST(TunerGpu, TunesASmallShapeAndQueriesItBack) {
     }
   }
   EXPECT_TRUE(winner_found);
+
+  // Only what was measured was compiled (nothing ahead of the strategy's batches), and the
+  // phases account for the shape's time.
+  std::set<std::string> kernels;
+  for (const CandidateResult& c : rec.candidates) {
+    KernelConfig k = parse_config(c.config);
+    k.split_k = 1;
+    kernels.insert(kernel_name(k, job.dtype));
+  }
+  EXPECT_LE(compiles, kernels.size());
+  const TunePhases& ph = result->phases;
+  EXPECT_GT(ph.timing, 0.0);
+  EXPECT_GT(ph.verify, 0.0);
+  EXPECT_GE(ph.compile_wait, 0.0);
+  EXPECT_LE(ph.setup + ph.compile_wait + ph.load + ph.verify + ph.timing + ph.finalists, result->seconds);
 
   const TuningCache reader(path, CacheMode::read_only);
   const Resolved r = resolve_config(&reader, ctx.info().id, job.shape, job.dtype);
