@@ -114,20 +114,22 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
   // subtract, fp8 conversions instead), per x element a conversion and (int4) a sum, shared by
   // the warp's rows. On tensor cores (int4g128) a shift and a LOP3 per pair of weights, the
-  // products in mma. The issue rate is quantized_issue_share of the fp32 rate, scaled down by
-  // resident warps / quantized_issue_warps where fewer warps are resident (too few to hide
-  // the dequantizing chains' latency). Both are the least-squares fit in log time
-  // (fit_quantized_issue, tuner/model_fit.hpp) over the 2112 candidates of the H200 sweeps
+  // products in mma, and the fragments' addressing: 1.5 per weight whatever the rows per warp
+  // (the b9473e7 kernel's sweeps run one 16-row tile per warp as fast as two or faster; the
+  // 1 + 1 / rows of 2df8805 ranked one tile last and missed 28672x4096's best by 7%). The issue
+  // rate is quantized_issue_share of the fp32 rate, scaled down by resident warps /
+  // quantized_issue_warps where fewer warps are resident (too few to hide the dequantizing
+  // chains' latency). Both are the least-squares fit in log time (fit_quantized_issue,
+  // tuner/model_fit.hpp) over the 2112 candidates of the H200 sweeps
   // bench/results/raw/q-run2_h200_sweep_{int8,fp8,int4g128_cudacore}.csv,
   // q-run3_h200_sweep_int4g128_{28672x4096,4096x4096}.csv (CUDA-core rows; their tensor-core
-  // rows are of the kernel before 5b5fbfb) and f4d6825_h200_sweep_int4_tc.csv (the whole-line
-  // copies; 5b5fbfb's sweep of the kernel before is checked, no longer fitted), with the
-  // register and shared-memory estimates above: 0.30 and 8 warps (0.29 with 5b5fbfb's sweep, 0.28
-  // before the launch terms were fitted), RMS log error 0.262 (0.328 with the constants before,
-  // 0.35 and no warp term);
+  // rows are of the kernel before 5b5fbfb) and 8b65322_h200_sweep_int4_tc.csv (today's
+  // tensor-core kernel; the sweeps of earlier ones are checked, no longer fitted), with the
+  // register and shared-memory estimates above: 0.28 and 8 warps, RMS log error 0.285 (0.30 and
+  // 0.256 with 2df8805's term on f4d6825's sweep, 0.35 and no warp term before);
   // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
-    const double per_weight = tc ? 1.0 + 1.0 / c.rows_per_warp
+    const double per_weight = tc ? 1.5
                                  : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
     const double warps = std::max(1.0, resident_per_sm) * c.warps();
