@@ -58,7 +58,9 @@ std::size_t model_initial_count(std::size_t space_size, const StrategyOptions& o
 
 // The configs of `space` that differ from `leader` in exactly one of threads, rows_per_warp,
 // k_warps, unroll, split_k (moved to the next smaller or larger value that occurs in the
-// space), the load hint or programmatic dependent launch. In the order they appear in `space`.
+// space), the load hint or the overlap choice (no PDL, PDL, PDL with L2 prefetch), and, for a
+// PDL leader, each of those integer moves with the L2 prefetch flipped as well. In the order
+// they appear in `space`.
 std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vector<KernelConfig>& space);
 
 // Index of the fastest passing entry (the first on a tie), or none.

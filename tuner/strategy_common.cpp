@@ -51,6 +51,14 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
       KernelConfig n = leader;
       n.*field = v;
       wanted.push_back(n);
+      // With PDL, the same move with the L2 prefetch flipped too: the prefetch interacts with
+      // the other knobs, so the best config can be two steps from a leader. On the H200,
+      // 4096x4096 bf16 (bench/results/sweeps/h200_bf16_4a71088.csv): kw2 with prefetch 8.92 us,
+      // kw1 with it 11.01, kw2 without 9.45, kw1 without 8.67; the walk stopped at the first.
+      if (n.pdl) {
+        n.prefetch_l2 = !n.prefetch_l2;
+        wanted.push_back(n);
+      }
     }
   }
   KernelConfig other_hint = leader;

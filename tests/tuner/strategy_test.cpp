@@ -181,6 +181,21 @@ TEST(Strategy, EmptySpace) {
   EXPECT_TRUE(m.asked.empty());
 }
 
+TEST(Strategy, NeighboursOfAPdlLeaderAlsoFlipTheL2Prefetch) {
+  const KernelConfig leader = parse_config("t128_r1_kw2_v16_u4_sk1_cs_pdl_pf");
+  std::set<std::string> got;
+  for (const KernelConfig& c : neighbours(leader, space())) got.insert(to_string(c));
+  // Warps along K: one step, with the prefetch kept and without it (the recorded 4096x4096
+  // best, t128_r1_kw1_v16_u4_sk1_cs_pdl, is the second).
+  EXPECT_TRUE(got.count("t128_r1_kw1_v16_u4_sk1_cs_pdl_pf"));
+  EXPECT_TRUE(got.count("t128_r1_kw1_v16_u4_sk1_cs_pdl"));
+  EXPECT_TRUE(got.count("t128_r1_kw4_v16_u4_sk1_cs_pdl"));
+  // Never two integer steps at once, nor a flip of the hint with a step.
+  EXPECT_FALSE(got.count("t128_r2_kw1_v16_u4_sk1_cs_pdl_pf"));
+  EXPECT_FALSE(got.count("t128_r1_kw1_v16_u4_sk1_nc_pdl"));
+  for (const std::string& c : got) EXPECT_NE(c, to_string(leader));
+}
+
 TEST(Strategy, NeighboursDifferInOneParameterByOneStep) {
   const std::vector<KernelConfig> s = space();
   const KernelConfig leader = parse_config("t128_r2_kw2_v16_u2_sk3_cs");
@@ -205,9 +220,9 @@ TEST(Strategy, NeighboursSkipInvalidConfigs) {
     EXPECT_FALSE(why_invalid_for(c, DType::bf16, kShape)) << to_string(c);
     EXPECT_NE(to_string(c), "t64_r4_kw2_v16_u4_sk1_nc_pdl");
   }
-  // One each: t128 (no t32), r2 (no r8), kw1, u1, sk2 (no sk below 1), cs; then without pdl
-  // and with pdl and L2 prefetch.
-  EXPECT_EQ(neighbours(leader, space()).size(), 8u);
+  // One each: t128 (no t32), r2 (no r8), kw1, u1, sk2 (no sk below 1), each also with the L2
+  // prefetch; cs; then without pdl and with pdl and L2 prefetch.
+  EXPECT_EQ(neighbours(leader, space()).size(), 13u);
 }
 
 TEST(Strategy, TopPassingOrdersByTimeAndSkipsFailures) {
@@ -220,12 +235,13 @@ TEST(Strategy, TopPassingOrdersByTimeAndSkipsFailures) {
 
 // The recorded H200 sweeps (every config of the space of their day measured, bf16, M = 1): the
 // model strategy with the real analytic model and the tuner's options for the problem's size
-// should land on, or within 3% of, the measured best. The space is what was recorded and is
-// still valid: h200_bf16.csv holds an older, smaller space of the preset's shapes (1728 of
-// today's configs), h200_bf16_small.csv today's whole space of small shapes (<= 1 MB, the
-// misaligned K = 2047 with the loads the tuner narrows to), recorded for issue 14's tune time,
-// and h200_bf16_4a71088.csv today's whole space of 6144x4096 and 4096x4096 (the latter found
-// at 1.029x: the model ranks t128_r1_kw1_v16_u4, 8.67 us, outside the first round).
+// should land on, or within 2% of, the measured best (1.015x at worst, 384x1000). The space is
+// what was recorded and is still valid: h200_bf16.csv holds an older, smaller space of the
+// preset's shapes (1728 of today's configs), h200_bf16_small.csv today's whole space of small
+// shapes (<= 1 MB, the misaligned K = 2047 with the loads the tuner narrows to), recorded for
+// issue 14's tune time, and h200_bf16_4a71088.csv today's whole space of 6144x4096 and 4096x4096 (the latter's best,
+// t128_r1_kw1_v16_u4, 8.67 us, is outside the first round and two steps from its leader: the
+// walk found 8.92 us, 1.029x, before its moves also flipped the L2 prefetch).
 TEST(Strategy, ModelGuidedOnTheRecordedH200Sweeps) {
   int shapes_checked = 0;
   for (const char* file : {"h200_bf16.csv", "h200_bf16_small.csv", "h200_bf16_4a71088.csv"}) {
@@ -247,7 +263,7 @@ TEST(Strategy, ModelGuidedOnTheRecordedH200Sweeps) {
       expect_consistent(r, m);
       ASSERT_TRUE(r.best);
       const double best = table.at(table_minimum(table, s));
-      EXPECT_LE(r.measured[*r.best].time_us, best * 1.03)
+      EXPECT_LE(r.measured[*r.best].time_us, best * 1.02)
           << shape_text << ": model strategy found " << to_string(r.measured[*r.best].config) << " "
           << r.measured[*r.best].time_us << " us, the sweep's best is " << table_minimum(table, s) << " " << best << " us";
       EXPECT_LE(r.measured.size(), model_budget(s.size(), options));
