@@ -71,7 +71,7 @@ struct TuneOptions {
   Strategy strategy = Strategy::model;
   std::size_t finalists = 3;  // the fastest few are timed twice more; the best median wins
   std::uint64_t seed = 12345; // random weights and x
-  int compile_threads = 0;    // CPU threads compiling ahead; 0: one per core (split by devices)
+  int compile_threads = 0;    // CPU threads compiling a batch; 0: one per core (split by devices)
 };
 
 // Where one shape's tune time went, in seconds of the tuning thread (docs/tuning.md, "Tune
