@@ -1,4 +1,4 @@
-// CPU threads that compile kernels while the GPU times others: NVRTC is thread-safe and KernelCache
+// CPU threads that compile a batch of kernels: NVRTC is thread-safe and KernelCache
 // shares each compile, so the tuner times compiled kernels while the next ones compile.
 #pragma once
 #include <condition_variable>
