@@ -8,7 +8,6 @@
 
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
-#include "gemvtune/search_space.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/loaded_kernels.hpp"
 #include "tuner/compile_pool.hpp"

@@ -4,16 +4,15 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gemvtune/config.hpp"
 #include "tuner/strategy.hpp"
+#include "recorded_sweep.hpp"
 
 namespace gemvtune::tuner_test {
 
@@ -60,30 +59,17 @@ inline TimingTable bumpy_table(const std::vector<KernelConfig>& space, unsigned 
 // a config listed twice keeps its last time. Empty when the file is missing.
 inline TimingTable recorded_table(const std::string& csv_path, const std::string& shape) {
   TimingTable t;
-  std::ifstream in(csv_path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string s, dtype, config, us;
-    if (!std::getline(fields, s, ',') || !std::getline(fields, dtype, ',') || !std::getline(fields, config, ',') ||
-        !std::getline(fields, us, ','))
-      continue;
-    if (s == shape && dtype == "bf16") t[config] = std::stod(us);
-  }
+  for (const recorded::SweepRow& r : recorded::read_sweep_rows(csv_path))
+    if (r.shape == shape && r.dtype == "bf16") t[r.config] = r.us;
   return t;
 }
 
 // The shapes of a recorded sweep (bf16 rows), in the order they first appear.
 inline std::vector<std::string> recorded_shapes(const std::string& csv_path) {
   std::vector<std::string> shapes;
-  std::ifstream in(csv_path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string s, dtype;
-    if (!std::getline(fields, s, ',') || !std::getline(fields, dtype, ',') || dtype != "bf16") continue;
-    if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
-  }
+  for (const recorded::SweepRow& r : recorded::read_sweep_rows(csv_path))
+    if (r.dtype == "bf16" && std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end())
+      shapes.push_back(r.shape);
   return shapes;
 }
 
