@@ -1,6 +1,9 @@
 // Loading and launching GEMV kernels (see gemv_launch.hpp).
 #include "jit/gemv_launch.hpp"
 
+#include <cctype>
+#include <string>
+
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 
@@ -141,6 +144,16 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   check_config(c, t, stacked, op.m, op.weights);
 }
 
+int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const std::string& arch) {
+  constexpr int kPortableClusterBlocks = 8;
+  if (c.split_k <= 1 || c.split_k > kPortableClusterBlocks || is_quantized(w)) return 1;
+  if (arch.rfind("sm_", 0) != 0) return 1;
+  int sm = 0;
+  for (std::size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    sm = sm * 10 + (arch[i] - '0');
+  return sm >= 90 ? c.split_k : 1;
+}
+
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
                        const SplitKWorkspace& ws, CUstream stream) {
   KernelConfig code = c;
@@ -182,13 +195,20 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
   cfg.blockDimX = static_cast<unsigned>(c.threads);
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = stream;
-  CUlaunchAttribute attr{};
+  CUlaunchAttribute attrs[2]{};
+  unsigned count = 0;
   if (c.pdl) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[count++].value.programmaticStreamSerializationAllowed = 1;
   }
+  if (const int cluster = cluster_blocks_for(c, kernel.weights(), kernel.compiled().arch); cluster > 1) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[count].value.clusterDim.x = 1;
+    attrs[count].value.clusterDim.y = static_cast<unsigned>(cluster);
+    attrs[count++].value.clusterDim.z = 1;
+  }
+  cfg.attrs = count ? attrs : nullptr;
+  cfg.numAttrs = count;
   GEMVTUNE_CU(cuLaunchKernelEx, &cfg, kernel.function(), args, nullptr);
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 
 #include "gemvtune/config.hpp"
 #include "jit/cuda_handles.hpp"
@@ -47,6 +48,14 @@ struct FusedOperands {
   Shape stacked_shape() const;  // (sum of rows, K): the shape the config is tuned for
   static FusedOperands single(const GemvOperands& op);
 };
+
+// The thread block cluster a launch of c uses: its split-K blocks of one row block (gridDim.y
+// of them) as one cluster, so finish_block (templates/prelude.cu) adds the splits in
+// distributed shared memory rather than through global partials and a ticket. 1 (no cluster)
+// without split-K, for quantized weights (the prelude's GEMV_CLUSTER_SPLIT_K: slower for the
+// int4 tensor-core family on the H200), before sm_90 (arch is the kernel's, "sm_90"), or past
+// the 8 blocks every sm_90 part can co-schedule.
+int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const std::string& arch);
 
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).
 class LoadedGemv {

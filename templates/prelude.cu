@@ -24,6 +24,14 @@
 #ifndef GEMV_M_TILE
 #define GEMV_M_TILE 1  // rows of X (batch) one kernel computes at most; m <= GEMV_M_TILE at launch
 #endif
+#ifndef GEMV_WFORMAT
+#define GEMV_WFORMAT 0  // dense weights (the quantized formats are described further down)
+#endif
+// Split-K blocks may finish as a thread block cluster (finish_block): the dense families only.
+// On the H200 it took 0.4-1.6 us off dense split-K calls, but made an int4 tensor-core split-K
+// config 19% slower (bench/results/h200.md, "Split-K in a cluster"); jit::cluster_blocks_for
+// launches clusters for the same kernels.
+#define GEMV_CLUSTER_SPLIT_K (GEMV_WFORMAT == 0)
 
 // ---- element type ---------------------------------------------------------------------
 #if GEMV_DTYPE == 0
@@ -219,12 +227,52 @@ __device__ __forceinline__ elem_t* row_output(const GemvSegments& seg, int row, 
   return y + static_cast<long long>(mi) * ldy + (row - begin);
 }
 
+// ---- thread block clusters (sm_90): the split-K blocks of a row block as one cluster --------
+// The number of blocks in this block's cluster (1 when launched without clusters).
+__device__ __forceinline__ unsigned cluster_blocks() {
+#if __CUDA_ARCH__ >= 900
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
+  return r;
+#else
+  return 1;
+#endif
+}
+// Every thread of every block of the cluster arrives; shared-memory writes before it are
+// visible to the cluster's reads after it (release / acquire).
+__device__ __forceinline__ void cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+// The float at p (a __shared__ address of this block) in block `rank` of the cluster.
+__device__ __forceinline__ float cluster_load(const float* p, unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+  unsigned local, remote;
+  asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(local) : "l"(p));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+#else
+  return *p;
+#endif
+}
+
 // ---- the block's finish: outputs, or split-K partials combined in split order -------------
 // sum_of(idx) is this block's sum for output idx = mi * BLOCK_ROWS + rb (batch row mi, row
-// rb of the block), each taken once. Without split-K it is the output. With split-K each
-// block publishes its partial sums; the last block of a row block to arrive adds all splits in
-// split order (bitwise reproducible) and re-arms the ticket, so no memset between calls.
-// partials holds gridDim.y x GEMV_M_TILE x n floats.
+// rb of the block), each taken once. Without split-K it is the output. With split-K the splits
+// are added in split order (bitwise reproducible, and the same bits either way below):
+// - launched as clusters of the gridDim.y splits (the runtime does so on sm_90 for up to 8, for
+//   the dense families: GEMV_CLUSTER_SPLIT_K):
+//   each block keeps its sums in shared memory, and after a cluster barrier block y adds up
+//   the y-th slice of the outputs from every block's shared memory. No global partials, no
+//   fence, no ticket: the fix-up is two barriers and a few distributed shared loads instead of
+//   a store, a fence, an atomic and the last block's loads, each a round trip to L2 that the
+//   next kernel in a chain waits for.
+// - otherwise each block publishes its partial sums; the last block of a row block to arrive
+//   adds all splits and re-arms the ticket, so no memset between calls. partials holds
+//   gridDim.y x GEMV_M_TILE x n floats.
 template <int BLOCK_ROWS, int THREADS, class SumOf>
 __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumOf& sum_of, int m,
                                              int n, float* __restrict__ partials,
@@ -239,6 +287,26 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
     }
     return;
   }
+#if GEMV_CLUSTER_SPLIT_K
+  if (cluster_blocks() == static_cast<unsigned>(splits)) {
+    __shared__ float split_sums[OUTPUTS];
+    for (int idx = tid; idx < OUTPUTS; idx += THREADS) split_sums[idx] = sum_of(idx);
+    cluster_sync();
+    // Block y (its rank in the cluster: the cluster spans gridDim.y) takes outputs
+    // [y * per, (y + 1) * per).
+    const int per = (OUTPUTS + splits - 1) / splits, y = blockIdx.y;
+    for (int idx = y * per + tid; idx < min(OUTPUTS, (y + 1) * per); idx += THREADS) {
+      const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+      if (mi < m && row < n) {
+        float total = 0.f;
+        for (int s = 0; s < splits; ++s) total += cluster_load(&split_sums[idx], s);
+        *row_output(seg, row, mi) = float_to_elem(total);
+      }
+    }
+    cluster_sync();  // no block exits while another still reads its shared memory
+    return;
+  }
+#endif
   for (int idx = tid; idx < OUTPUTS; idx += THREADS) {
     const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
     if (mi < m && row < n)
@@ -350,9 +418,6 @@ __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const f
 // values and never looks at bits. GEMV_WFORMAT: 0 dense (none of this is used), 1 int8 and
 // 2 fp8 e4m3 with an fp32 scale per row, 3 fp8 e4m3 with one fp32 scale, 4 int4 with a scale and
 // a zero (activation dtype) per GEMV_GROUP elements of K.
-#ifndef GEMV_WFORMAT
-#define GEMV_WFORMAT 0
-#endif
 #ifndef GEMV_GROUP
 #define GEMV_GROUP 128
 #endif

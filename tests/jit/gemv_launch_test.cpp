@@ -1,0 +1,39 @@
+// Which launches run their split-K blocks as a thread block cluster (jit::cluster_blocks_for):
+// the rule the kernels' GEMV_CLUSTER_SPLIT_K (templates/prelude.cu) must agree with. No GPU
+// needed; the GPU suites check the results of both paths against float64.
+#include <gtest/gtest.h>
+
+#include "gemvtune/config.hpp"
+#include "jit/gemv_launch.hpp"
+
+using namespace gemvtune;
+
+namespace {
+KernelConfig with_split(const char* text, int split) {
+  KernelConfig c = parse_config(text);
+  c.split_k = split;
+  return c;
+}
+}  // namespace
+
+TEST(ClusterLaunch, DenseSplitKOnSm90IsOneClusterOfTheSplits) {
+  for (int split : {2, 3, 4, 6, 8}) {
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", split), WeightFormat::dense, "sm_90"),
+              split);
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m8", split), WeightFormat::dense,
+                                      "sm_100"),
+              split);
+  }
+}
+
+TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightOrForQuantizedWeights) {
+  const KernelConfig c = with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 1);
+  EXPECT_EQ(jit::cluster_blocks_for(c, WeightFormat::dense, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "sm_89"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "sm_80"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 16), WeightFormat::dense, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "compute_90"),
+            1);
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, "sm_90"), 1);
+}
