@@ -53,8 +53,9 @@ struct FusedOperands {
 // of them) as one cluster, so finish_block (templates/prelude.cu) adds the splits in
 // distributed shared memory rather than through global partials and a ticket. 1 (no cluster)
 // without split-K, for quantized weights (the prelude's GEMV_CLUSTER_SPLIT_K: slower for the
-// int4 tensor-core family on the H200), before sm_90 (arch is the kernel's, "sm_90"), or past
-// the 8 blocks every sm_90 part can co-schedule.
+// int4 tensor-core family on the H200), for blocks of more than 2048 outputs (block rows x m
+// tile: the prelude's GEMV_CLUSTER_OUTPUTS, what fits its shared memory), before sm_90 (arch is
+// the kernel's, "sm_90"), or past the 8 blocks every sm_90 part can co-schedule.
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const std::string& arch);
 
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).

@@ -32,6 +32,11 @@
 // config 19% slower (bench/results/h200.md, "Split-K in a cluster"); jit::cluster_blocks_for
 // launches clusters for the same kernels.
 #define GEMV_CLUSTER_SPLIT_K (GEMV_WFORMAT == 0)
+// The most outputs (block rows x m tile) a block keeps for its cluster, 8 KB of shared memory:
+// more would push the largest tensor-core blocks (t256_r4 at m tile 13 or 16: 32 KB of
+// fragments) past the 48 KB of static shared memory a kernel may have. Those keep the global
+// fix-up; jit::cluster_blocks_for does not launch them as clusters (kClusterSplitOutputs).
+#define GEMV_CLUSTER_OUTPUTS 2048
 
 // ---- element type ---------------------------------------------------------------------
 #if GEMV_DTYPE == 0
@@ -288,8 +293,8 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
     return;
   }
 #if GEMV_CLUSTER_SPLIT_K
-  if (cluster_blocks() == static_cast<unsigned>(splits)) {
-    __shared__ float split_sums[OUTPUTS];
+  if (OUTPUTS <= GEMV_CLUSTER_OUTPUTS && cluster_blocks() == static_cast<unsigned>(splits)) {
+    __shared__ float split_sums[OUTPUTS <= GEMV_CLUSTER_OUTPUTS ? OUTPUTS : 1];
     for (int idx = tid; idx < OUTPUTS; idx += THREADS) split_sums[idx] = sum_of(idx);
     cluster_sync();
     // Block y (its rank in the cluster: the cluster spans gridDim.y) takes outputs

@@ -10,6 +10,7 @@
 // on the 16-core GPU machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -139,6 +140,28 @@ TEST(CompileSearchSpace, QuantizedBf16) {
 TEST(CompileSearchSpace, QuantizedFp16AndFp32) {
   for (DType t : {DType::f16, DType::f32})
     for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128}) compile_quantized(t, w);
+}
+
+// The kernels with the most outputs per block (block rows x m tile) of each family and M, which
+// also hold the most static shared memory (tensor-core fragments, split-K sums): a sample can
+// miss them, and at 48 KB NVRTC refuses the kernel (it did for t256_r4 at m tile 13 and 16 when
+// the split-K sums of a cluster were first added).
+TEST(CompileSearchSpace, LargestBlocksOfEachFamily) {
+  for (DType t : {DType::bf16, DType::f32}) {
+    std::vector<KernelConfig> kernels;
+    for (int m : {1, 4, 8, 13, 16})
+      for (Family family : {Family::cuda_core, Family::tensor_core}) {
+        std::vector<KernelConfig> space;
+        for (const KernelConfig& c : distinct_kernels(default_search_space(t, m)))
+          if (c.family == family) space.push_back(c);
+        std::stable_sort(space.begin(), space.end(), [](const KernelConfig& a, const KernelConfig& b) {
+          return a.block_rows() * a.m_tile > b.block_rows() * b.m_tile;
+        });
+        for (std::size_t i = 0; i < space.size() && i < 3; ++i) kernels.push_back(space[i]);
+      }
+    ASSERT_GE(kernels.size(), 15u);  // 3 of each M with both families where the space has them
+    compile_list(kernels, t);
+  }
 }
 
 TEST(CompileSearchSpace, Fp32) { compile_all(DType::f32); }

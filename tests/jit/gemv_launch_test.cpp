@@ -26,7 +26,7 @@ TEST(ClusterLaunch, DenseSplitKOnSm90IsOneClusterOfTheSplits) {
   }
 }
 
-TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightOrForQuantizedWeights) {
+TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrQuantizedWeights) {
   const KernelConfig c = with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 1);
   EXPECT_EQ(jit::cluster_blocks_for(c, WeightFormat::dense, "sm_90"), 1);
   EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "sm_89"), 1);
@@ -34,6 +34,9 @@ TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightOrForQuantizedWeigh
   EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 16), WeightFormat::dense, "sm_90"), 1);
   EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "compute_90"),
             1);
+  // 8 warps x 4 tiles x 16 rows at m tile 16: 8192 outputs, past the prelude's 2048.
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r4_kw1_v16_u1_sk1_cs_m16", 2), WeightFormat::dense, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw4_v16_u2_sk1_cs_m16", 2), WeightFormat::dense, "sm_90"), 2);
   for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
     EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, "sm_90"), 1);
 }
