@@ -144,11 +144,13 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   check_config(c, t, stacked, op.m, op.weights);
 }
 
-int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const std::string& arch) {
+int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch) {
   constexpr int kPortableClusterBlocks = 8;
   constexpr int kClusterSplitOutputs = 2048;  // the prelude's GEMV_CLUSTER_OUTPUTS
+  constexpr long long kClusterGridBlocks = 512;
   if (c.split_k <= 1 || c.split_k > kPortableClusterBlocks || is_quantized(w)) return 1;
   if (c.block_rows() * c.m_tile > kClusterSplitOutputs) return 1;
+  if (static_cast<long long>(row_blocks(c, s)) * c.split_k > kClusterGridBlocks) return 1;
   if (arch.rfind("sm_", 0) != 0) return 1;
   int sm = 0;
   for (std::size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
@@ -203,7 +205,7 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[count++].value.programmaticStreamSerializationAllowed = 1;
   }
-  if (const int cluster = cluster_blocks_for(c, kernel.weights(), kernel.compiled().arch); cluster > 1) {
+  if (const int cluster = cluster_blocks_for(c, kernel.weights(), stacked, kernel.compiled().arch); cluster > 1) {
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[count].value.clusterDim.x = 1;
     attrs[count].value.clusterDim.y = static_cast<unsigned>(cluster);

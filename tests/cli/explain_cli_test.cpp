@@ -60,6 +60,23 @@ TEST_F(CliExplain, JsonHasTheGridWavesLittlesLawCubinAndModel) {
   }
 }
 
+TEST_F(CliExplain, SaysHowSplitKFinishes) {
+  const auto finish = [&](const char* config, const char* weights, const char* batch) {
+    const CliResult r = run({"explain", "--shape", "4096x4096", "--batch", batch, "--gpu", kH200Key, "--weights", weights,
+                             "--config", config, "--db", db(), "--json"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    return std::make_pair(j["split_k"]["finish"].get<std::string>(), j["split_k"]["cluster_blocks"].get<int>());
+  };
+  EXPECT_EQ(finish("tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8", "dense", "8"), std::make_pair(std::string("cluster"), 2));
+  EXPECT_EQ(finish("t128_r1_kw1_v16_u8_sk1_cs_pdl", "dense", "1"), std::make_pair(std::string("none"), 1));
+  EXPECT_EQ(finish("t128_r2_kw1_v16_u2_sk2_cs", "int8", "1"), std::make_pair(std::string("workspace"), 1));
+  const CliResult text = run({"explain", "--shape", "4096x4096", "--batch", "8", "--gpu", kH200Key, "--config",
+                              "tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8", "--db", db()});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "run as one cluster")) << text.out;
+}
+
 TEST_F(CliExplain, TakesTheConfigAndCeilingFromTheCache) {
   {
     TuningCache cache(db(), CacheMode::read_write);

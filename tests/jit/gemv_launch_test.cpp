@@ -9,6 +9,7 @@
 using namespace gemvtune;
 
 namespace {
+const Shape kShape{4096, 4096};
 KernelConfig with_split(const char* text, int split) {
   KernelConfig c = parse_config(text);
   c.split_k = split;
@@ -17,26 +18,33 @@ KernelConfig with_split(const char* text, int split) {
 }  // namespace
 
 TEST(ClusterLaunch, DenseSplitKOnSm90IsOneClusterOfTheSplits) {
+  const Shape few_rows{64, 8192};  // 64 row blocks of one row, or 2 of 32 rows: at most 512 blocks
   for (int split : {2, 3, 4, 6, 8}) {
-    EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", split), WeightFormat::dense, "sm_90"),
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", split), WeightFormat::dense, few_rows,
+                                      "sm_90"),
               split);
     EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m8", split), WeightFormat::dense,
-                                      "sm_100"),
+                                      few_rows, "sm_100"),
               split);
   }
 }
 
-TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrQuantizedWeights) {
+TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGridsOrQuantizedWeights) {
   const KernelConfig c = with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 1);
-  EXPECT_EQ(jit::cluster_blocks_for(c, WeightFormat::dense, "sm_90"), 1);
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "sm_89"), 1);
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "sm_80"), 1);
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 16), WeightFormat::dense, "sm_90"), 1);
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, "compute_90"),
+  EXPECT_EQ(jit::cluster_blocks_for(c, WeightFormat::dense, kShape, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, kShape, "sm_89"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, kShape, "sm_80"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 16), WeightFormat::dense, kShape, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, kShape, "compute_90"),
             1);
   // 8 warps x 4 tiles x 16 rows at m tile 16: 8192 outputs, past the prelude's 2048.
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r4_kw1_v16_u1_sk1_cs_m16", 2), WeightFormat::dense, "sm_90"), 1);
-  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw4_v16_u2_sk1_cs_m16", 2), WeightFormat::dense, "sm_90"), 2);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r4_kw1_v16_u1_sk1_cs_m16", 2), WeightFormat::dense, kShape, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw4_v16_u2_sk1_cs_m16", 2), WeightFormat::dense, kShape, "sm_90"), 2);
+  // More than 512 blocks: 4096 rows of 8 a block x 2 splits = 1024.
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t256_r1_kw1_v16_u4_sk1_cs_pdl", 2), WeightFormat::dense, kShape, "sm_90"), 1);
+  EXPECT_EQ(jit::cluster_blocks_for(with_split("t256_r1_kw1_v16_u4_sk1_cs_pdl", 2), WeightFormat::dense, Shape{1024, 4096},
+                                    "sm_90"),
+            2);  // 256 blocks
   for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
-    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, "sm_90"), 1);
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, kShape, "sm_90"), 1);
 }
