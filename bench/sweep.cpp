@@ -2,8 +2,11 @@
 // (graph mode, each checked first), prints the fastest few beside cuBLAS, and writes every
 // measurement as CSV (shape,dtype,config,us,gbps,model_us) for studying the model offline.
 // Usage: [GEMVTUNE_SWEEP_FILTER=text] gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...
-// (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.)
+// (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.
+// SHAPE: NxK at M = 1, or MxNxK for batch M, as bench prints it; the CSV's shape column keeps
+// the argument's text.)
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -12,12 +15,29 @@
 #include <optional>
 
 #include "bench/cublas_gemv.hpp"
+#include "gemvtune/error.hpp"
 #include "gemvtune/model.hpp"
 #include "gemvtune/search_space.hpp"
 #include "jit/loaded_kernels.hpp"
 #include "tuner/device_problem.hpp"
 
 using namespace gemvtune;
+
+namespace {
+// "NxK" (M = 1) or "MxNxK".
+std::pair<int, Shape> parse_batched_shape(const std::string& text) {
+  const auto first = text.find('x');
+  if (first != std::string::npos && text.find('x', first + 1) != std::string::npos) {
+    const std::string mt = text.substr(0, first);
+    const bool digits = !mt.empty() && mt.size() <= 2 && std::all_of(mt.begin(), mt.end(), ::isdigit);
+    const int m = digits ? std::stoi(mt) : 0;
+    if (m < 1 || m > kMaxBatch)
+      throw InvalidArgument("batch M of '" + text + "' must be 1.." + std::to_string(kMaxBatch) + " (MxNxK)");
+    return {m, parse_shape(text.substr(first + 1))};
+  }
+  return {1, parse_shape(text)};
+}
+}  // namespace
 
 int main(int argc, char** argv) try {
   if (argc < 4) {
@@ -30,23 +50,28 @@ int main(int argc, char** argv) try {
   const auto colon = type_arg.find(':');
   const DType t = parse_dtype(type_arg.substr(0, colon));
   const WeightFormat w = colon == std::string::npos ? WeightFormat::dense : parse_weight_format(type_arg.substr(colon + 1));
+  std::vector<int> batches;
+  for (int a = 3; a < argc; ++a) batches.push_back(parse_batched_shape(argv[a]).first);
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   std::vector<std::future<void>> jobs;
   const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
   const auto wanted = [filter](const KernelConfig& c) { return !filter || to_string(c).find(filter) != std::string::npos; };
-  for (const KernelConfig& c : distinct_kernels(default_search_space(t, 1, w)))
-    if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
+  for (int m : batches)
+    for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
+      if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
   for (auto& j : jobs) j.get();
   jit::Stream stream;
   bench::CublasGemv cublas;
   GpuModelParams gpu;
   gpu.sm_count = ctx.info().id.sm_count;
   for (int a = 3; a < argc; ++a) {
-    const Shape s = parse_shape(argv[a]);
-    DeviceProblem p(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), 1, 0, 0, w);
+    const auto [m, s] = parse_batched_shape(argv[a]);
+    DeviceProblem p(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m, 0, 0, w);
     std::optional<DeviceProblem> dense;  // cuBLAS's problem when W is quantized
-    if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()));
+    if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m);
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
     for (const KernelConfig& c : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
@@ -69,7 +94,7 @@ int main(int argc, char** argv) try {
     const Comparison cc = verify_calls(cub, pc, stream);
     const CallTiming cg = time_calls(cub, pc, stream, LaunchMode::graph);
     const CallTiming ce = time_calls(cub, pc, stream, LaunchMode::eager);
-    const KernelConfig def = default_config(t, s, gpu);
+    const KernelConfig def = default_config(t, s, gpu, m, w);
     std::printf("== %s %s: cuBLAS graph %.2f us (%.0f GB/s) eager %.2f us, check %s; default %s\n", argv[a], argv[2],
                 cg.us_per_call, cg.gbps, ce.us_per_call, cc.ok ? "ok" : "WRONG", to_string(def).c_str());
     for (std::size_t i = 0; i < results.size() && i < 8; ++i)
