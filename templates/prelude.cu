@@ -293,23 +293,25 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
     return;
   }
 #if GEMV_CLUSTER_SPLIT_K
-  if (OUTPUTS <= GEMV_CLUSTER_OUTPUTS && cluster_blocks() == static_cast<unsigned>(splits)) {
-    __shared__ float split_sums[OUTPUTS <= GEMV_CLUSTER_OUTPUTS ? OUTPUTS : 1];
-    for (int idx = tid; idx < OUTPUTS; idx += THREADS) split_sums[idx] = sum_of(idx);
-    cluster_sync();
-    // Block y (its rank in the cluster: the cluster spans gridDim.y) takes outputs
-    // [y * per, (y + 1) * per).
-    const int per = (OUTPUTS + splits - 1) / splits, y = blockIdx.y;
-    for (int idx = y * per + tid; idx < min(OUTPUTS, (y + 1) * per); idx += THREADS) {
-      const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
-      if (mi < m && row < n) {
-        float total = 0.f;
-        for (int s = 0; s < splits; ++s) total += cluster_load(&split_sums[idx], s);
-        *row_output(seg, row, mi) = float_to_elem(total);
+  if constexpr (OUTPUTS <= GEMV_CLUSTER_OUTPUTS) {
+    if (cluster_blocks() == static_cast<unsigned>(splits)) {
+      __shared__ float split_sums[OUTPUTS];
+      for (int idx = tid; idx < OUTPUTS; idx += THREADS) split_sums[idx] = sum_of(idx);
+      cluster_sync();
+      // Block y (its rank in the cluster: the cluster spans gridDim.y) takes outputs
+      // [y * per, (y + 1) * per).
+      const int per = (OUTPUTS + splits - 1) / splits, y = blockIdx.y;
+      for (int idx = y * per + tid; idx < min(OUTPUTS, (y + 1) * per); idx += THREADS) {
+        const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+        if (mi < m && row < n) {
+          float total = 0.f;
+          for (int s = 0; s < splits; ++s) total += cluster_load(&split_sums[idx], s);
+          *row_output(seg, row, mi) = float_to_elem(total);
+        }
       }
+      cluster_sync();  // no block exits while another still reads its shared memory
+      return;
     }
-    cluster_sync();  // no block exits while another still reads its shared memory
-    return;
   }
 #endif
   for (int idx = tid; idx < OUTPUTS; idx += THREADS) {
