@@ -159,7 +159,7 @@ int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, co
 }
 
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
-                       const SplitKWorkspace& ws, CUstream stream) {
+                       const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish) {
   KernelConfig code = c;
   code.split_k = 1;
   if (code != kernel.config())
@@ -205,7 +205,9 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[count++].value.programmaticStreamSerializationAllowed = 1;
   }
-  if (const int cluster = cluster_blocks_for(c, kernel.weights(), stacked, kernel.compiled().arch); cluster > 1) {
+  const int cluster =
+      finish == SplitKFinish::workspace ? 1 : cluster_blocks_for(c, kernel.weights(), stacked, kernel.compiled().arch);
+  if (cluster > 1) {
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[count].value.clusterDim.x = 1;
     attrs[count].value.clusterDim.y = static_cast<unsigned>(cluster);
@@ -217,8 +219,8 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
 }
 
 void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
-                 const SplitKWorkspace& ws, CUstream stream) {
-  launch_fused_gemv(kernel, c, FusedOperands::single(op), ws, stream);
+                 const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish) {
+  launch_fused_gemv(kernel, c, FusedOperands::single(op), ws, stream, finish);
 }
 
 }  // namespace gemvtune::jit

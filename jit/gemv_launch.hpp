@@ -105,14 +105,20 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
 // check_operands for every segment of a fused launch, and 1 <= count <= kMaxFusedSegments.
 void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op);
 
+// How split-K blocks combine: as a cluster where cluster_blocks_for says so (what every caller
+// wants), or always through the workspace (tests comparing the two paths' bits).
+enum class SplitKFinish { cluster_where_chosen, workspace };
+
 // One launch computing every segment's y = W x (see FusedOperands), after
 // check_fused_operands. The workspace must fit c on stacked_shape().
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
-                       const SplitKWorkspace& ws, CUstream stream);
+                       const SplitKWorkspace& ws, CUstream stream,
+                       SplitKFinish finish = SplitKFinish::cluster_where_chosen);
 
 // Enqueues y = W x on `stream` with c.split_k blocks along K, after check_operands. No allocation, no
 // synchronization (the workspace must already fit), so it can be captured into a graph.
 void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
-                 const SplitKWorkspace& ws, CUstream stream);
+                 const SplitKWorkspace& ws, CUstream stream,
+                 SplitKFinish finish = SplitKFinish::cluster_where_chosen);
 
 }  // namespace gemvtune::jit

@@ -91,6 +91,43 @@ TEST(GemvCorrectnessGpu, WholeSpaceFp32) { check_space(DType::f32); }
 TEST(GemvCorrectnessGpu, WholeSpaceFp16) { check_space(DType::f16); }
 TEST(GemvCorrectnessGpu, WholeSpaceBf16) { check_space(DType::bf16); }
 
+// The two ways split-K blocks combine (a thread block cluster through distributed shared
+// memory, or partials in the workspace and the last block; templates/prelude.cu) add the same
+// sums in the same order: the same bits, for both families and an m tile > 1.
+TEST(GemvCorrectnessGpu, SplitKClusterAndWorkspaceGiveTheSameBits) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  std::size_t clusters = 0;
+  for (DType t : kAllDTypes) {
+    for (const char* text : {"t128_r4_kw1_v16_u2_sk8_cs_pdl", "t256_r2_kw2_v16_u2_sk3_nc", "t128_r2_kw2_v16_u2_sk4_cs_m4",
+                             "tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8", "tc_t128_r2_kw4_v16_u4_sk8_cs_pdl_m8",
+                             "tc_t128_r1_kw4_v16_u2_sk4_cs_pdl_m16"}) {
+      const KernelConfig c = parse_config(text);
+      const Shape shape{200, 8184};  // few rows: small grids, which run as clusters; N and K tails
+      if (why_invalid_for(c, t, shape, c.m_tile)) continue;  // tensor cores: not fp32
+      auto kernel = kernels.get(c, t);
+      const bool cluster = jit::cluster_blocks_for(c, WeightFormat::dense, shape, kernel->compiled().arch) > 1;
+      clusters += cluster;
+      DeviceProblem problem(t, shape, shape.k, 91, 0, c.m_tile);
+      problem.workspace().reserve(c, problem.shape());
+      std::vector<unsigned char> bits[2];
+      for (jit::SplitKFinish finish : {jit::SplitKFinish::cluster_where_chosen, jit::SplitKFinish::workspace}) {
+        const LaunchFn launch = [&](int copy, CUstream s) {
+          jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s, finish);
+        };
+        const Comparison cmp = verify_calls(launch, problem, stream);
+        ASSERT_TRUE(cmp.ok) << text << ": " << cmp.describe();
+        bits[finish == jit::SplitKFinish::workspace] = problem.read_y().bytes;
+      }
+      EXPECT_EQ(bits[0], bits[1]) << text << " " << to_string(t) << (cluster ? " (cluster)" : " (no cluster chosen)");
+    }
+  }
+  // On sm_90 and later most of these run as clusters; elsewhere both launches take the workspace.
+  if (ctx.info().id.cc_major >= 9) EXPECT_GE(clusters, 15u);
+}
+
 TEST(GemvCorrectnessGpu, SplitKIsBitwiseDeterministic) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
