@@ -146,7 +146,6 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
 
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch) {
   constexpr int kPortableClusterBlocks = 8;
-  constexpr int kClusterSplitOutputs = 2048;  // the prelude's GEMV_CLUSTER_OUTPUTS
   constexpr long long kClusterGridBlocks = 512;
   if (c.split_k <= 1 || c.split_k > kPortableClusterBlocks || is_quantized(w)) return 1;
   if (c.block_rows() * c.m_tile > kClusterSplitOutputs) return 1;

@@ -60,6 +60,8 @@ struct FusedOperands {
 // those of fewer than 256 faster, median 0.87x: bench/results/h200.md); before sm_90 (arch is
 // the kernel's, "sm_90"); or past the 8 blocks every sm_90 part can co-schedule.
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch);
+// The prelude's GEMV_CLUSTER_OUTPUTS (test_gemv_launch checks that they agree).
+inline constexpr int kClusterSplitOutputs = 2048;
 
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).
 class LoadedGemv {

@@ -141,11 +141,6 @@ __device__ __forceinline__ void qtc_x_pairs(const uint4& v, unsigned* xp) {
 }
 
 // ---- cp.async: 16 bytes global -> shared, completion tracked per thread in commit groups ----
-__device__ __forceinline__ unsigned qtc_shared_address(const void* p) {
-  unsigned a;
-  asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(a) : "l"(p));
-  return a;
-}
 __device__ __forceinline__ void qtc_copy16(unsigned dst, const void* src, unsigned long long policy) {
 #if GEMV_STREAMING
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "l"(policy)
@@ -237,7 +232,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   constexpr unsigned ROW_BYTES = 8 * 16, TILE_BYTES = 16 * ROW_BYTES, STAGE_BYTES = R * TILE_BYTES;
   // This lane's destination in stage 0 for copy p of tile 0: row 4 p + lane / 8, whose parity
   // is lane / 8's, so the swizzled column is the same for every p.
-  const unsigned ring_lane = qtc_shared_address(&ring[warp][0][0][lane >> 3][copy_col ^ (((lane >> 3) & 1) << 2)]);
+  const unsigned ring_lane = shared_address(&ring[warp][0][0][lane >> 3][copy_col ^ (((lane >> 3) & 1) << 2)]);
   // Stage j of mine into its slot; a group is committed even when empty, so that
   // wait_group<U> always means "stage j has arrived". The second chunk of a stage past the
   // split's end (an odd count) is not copied.

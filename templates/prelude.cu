@@ -29,13 +29,13 @@
 #endif
 // Split-K blocks may finish as a thread block cluster (finish_block): the dense families only.
 // On the H200 it took 0.4-1.6 us off dense split-K calls, but made an int4 tensor-core split-K
-// config 19% slower (bench/results/h200.md, "Split-K in a cluster"); jit::cluster_blocks_for
-// launches clusters for the same kernels.
+// config 19% slower (bench/results/h200.md, "Split-K blocks as one cluster");
+// jit::cluster_blocks_for launches clusters for the same kernels.
 #define GEMV_CLUSTER_SPLIT_K (GEMV_WFORMAT == 0)
 // The most outputs (block rows x m tile) a block keeps for its cluster, 8 KB of shared memory:
 // more would push the largest tensor-core blocks (t256_r4 at m tile 13 or 16: 32 KB of
 // fragments) past the 48 KB of static shared memory a kernel may have. Those keep the global
-// fix-up; jit::cluster_blocks_for does not launch them as clusters (kClusterSplitOutputs).
+// fix-up; jit::cluster_blocks_for does not launch them as clusters (jit::kClusterSplitOutputs).
 #define GEMV_CLUSTER_OUTPUTS 2048
 
 // ---- element type ---------------------------------------------------------------------
@@ -250,12 +250,18 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
+// The 32-bit shared-window address of p, a pointer into this block's __shared__ memory (for
+// cp.async and mapa).
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned a;
+  asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(a) : "l"(p));
+  return a;
+}
 // The float at p (a __shared__ address of this block) in block `rank` of the cluster.
 __device__ __forceinline__ float cluster_load(const float* p, unsigned rank) {
 #if __CUDA_ARCH__ >= 900
-  unsigned local, remote;
-  asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(local) : "l"(p));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(p)), "r"(rank));
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
@@ -268,8 +274,8 @@ __device__ __forceinline__ float cluster_load(const float* p, unsigned rank) {
 // sum_of(idx) is this block's sum for output idx = mi * BLOCK_ROWS + rb (batch row mi, row
 // rb of the block), each taken once. Without split-K it is the output. With split-K the splits
 // are added in split order (bitwise reproducible, and the same bits either way below):
-// - launched as clusters of the gridDim.y splits (the runtime does so on sm_90 for up to 8, for
-//   the dense families: GEMV_CLUSTER_SPLIT_K):
+// - launched as clusters of the gridDim.y splits (the runtime does so on sm_90 for the dense
+//   families, GEMV_CLUSTER_SPLIT_K, where jit::cluster_blocks_for's rules hold):
 //   each block keeps its sums in shared memory, and after a cluster barrier block y adds up
 //   the y-th slice of the outputs from every block's shared memory. No global partials, no
 //   fence, no ticket: the fix-up is two barriers and a few distributed shared loads instead of

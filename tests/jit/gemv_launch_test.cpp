@@ -3,7 +3,10 @@
 // needed; the GPU suites check the results of both paths against float64.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "gemvtune/config.hpp"
+#include "gemvtune/generator.hpp"
 #include "jit/gemv_launch.hpp"
 
 using namespace gemvtune;
@@ -47,4 +50,11 @@ TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGri
             2);  // 256 blocks
   for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
     EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, kShape, "sm_90"), 1);
+}
+
+// The launch rule and the kernels' cluster path use one bound on a block's outputs.
+TEST(ClusterLaunch, RuntimeAndPreludeShareTheOutputBound) {
+  const std::string source = generate_source(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m8"), DType::bf16);
+  EXPECT_NE(source.find("#define GEMV_CLUSTER_OUTPUTS " + std::to_string(jit::kClusterSplitOutputs) + "\n"),
+            std::string::npos);
 }
