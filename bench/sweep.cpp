@@ -50,8 +50,12 @@ int main(int argc, char** argv) try {
   const auto colon = type_arg.find(':');
   const DType t = parse_dtype(type_arg.substr(0, colon));
   const WeightFormat w = colon == std::string::npos ? WeightFormat::dense : parse_weight_format(type_arg.substr(colon + 1));
+  std::vector<std::pair<int, Shape>> problems;  // (M, shape) of each SHAPE argument, checked before the GPU opens
   std::vector<int> batches;
-  for (int a = 3; a < argc; ++a) batches.push_back(parse_batched_shape(argv[a]).first);
+  for (int a = 3; a < argc; ++a) {
+    problems.push_back(parse_batched_shape(argv[a]));
+    batches.push_back(problems.back().first);
+  }
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   jit::Context ctx(0);
@@ -68,7 +72,7 @@ int main(int argc, char** argv) try {
   GpuModelParams gpu;
   gpu.sm_count = ctx.info().id.sm_count;
   for (int a = 3; a < argc; ++a) {
-    const auto [m, s] = parse_batched_shape(argv[a]);
+    const auto [m, s] = problems[a - 3];
     DeviceProblem p(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m, 0, 0, w);
     std::optional<DeviceProblem> dense;  // cuBLAS's problem when W is quantized
     if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m);
