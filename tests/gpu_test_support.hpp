@@ -2,8 +2,12 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "gemvtune/config.hpp"
 #include "jit/driver_api.hpp"
 
 // Use first in a TEST body that needs a GPU.
@@ -13,3 +17,21 @@
     if (!::gemvtune::jit::driver_available(&gemvtune_why))                        \
       GTEST_SKIP() << "needs a CUDA GPU, none here: " << gemvtune_why;            \
   } while (0)
+
+// The whole-space suites check every config where the GPU is; for compute-sanitizer runs and
+// quick looks, GEMVTUNE_TEST_CONFIG_STRIDE=n checks every n-th config (or case) only, and
+// GEMVTUNE_TEST_CONFIG_FILTER=text only the configs whose name contains text (e.g. "tc_" for the
+// tensor-core families), filtered before the stride.
+inline std::size_t config_stride() {
+  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
+  return s ? static_cast<std::size_t>(std::max(1, std::atoi(s))) : 1;
+}
+inline const char* config_filter() { return std::getenv("GEMVTUNE_TEST_CONFIG_FILTER"); }
+inline std::vector<gemvtune::KernelConfig> filtered(std::vector<gemvtune::KernelConfig> configs) {
+  const char* f = config_filter();
+  if (!f) return configs;
+  std::vector<gemvtune::KernelConfig> kept;
+  for (const gemvtune::KernelConfig& c : configs)
+    if (gemvtune::to_string(c).find(f) != std::string::npos) kept.push_back(c);
+  return kept;
+}

@@ -24,11 +24,6 @@ using namespace gemvtune;
 
 namespace {
 
-std::size_t case_stride() {
-  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
-  return s ? static_cast<std::size_t>(std::max(1, std::atoi(s))) : 1;
-}
-
 jit::GemvOperands fake(Shape s, std::int64_t ld, CUdeviceptr w, CUdeviceptr x, int m = 1, std::int64_t ldx = 0) {
   jit::GemvOperands op;
   op.w = w;
@@ -120,7 +115,7 @@ void check_dtype(DType t, const std::vector<const char*>& configs, std::initiali
       jobs.push_back(std::async(std::launch::async, [&kernels, text, t] { kernels.get(parse_config(text), t); }));
     for (auto& j : jobs) j.get();
   }
-  const std::size_t stride = case_stride();
+  const std::size_t stride = config_stride();
   const std::vector<std::int64_t> ks = all_remainders(t, js);
   std::size_t case_index = 0;
   Counts counts;

@@ -30,11 +30,6 @@ const Case kCases[] = {{{1, 1}, 1},          {{7, 129}, 129},     {{1024, 4096},
                        {{4096, 14336}, 14336}, {{4097, 4099}, 4099}, {{300, 1000}, 1064},
                        {{33, 77}, 96}};
 
-std::size_t config_stride() {
-  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
-  return s ? std::max(1, std::atoi(s)) : 1;
-}
-
 // Compiles the distinct kernels of a dtype's space in parallel, then loads them: the default
 // space and the aligned-body (al) configs that shapes with misaligned rows add.
 void precompile(jit::LoadedKernels& kernels, DType t) {

@@ -28,21 +28,6 @@ struct Case {
 const Case kByteCases[] = {{{7, 129}, 129}, {{300, 1000}, 1040}, {{1024, 4096}, 4096}, {{33, 77}, 77}, {{129, 4099}, 4099}};
 const Case kInt4Cases[] = {{{7, 128}, 128}, {{300, 1024}, 1088}, {{1024, 4096}, 4096}, {{33, 384}, 384}, {{129, 4224}, 4224}};
 
-std::size_t config_stride() {
-  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
-  return s ? std::max(1, std::atoi(s)) : 1;
-}
-// GEMVTUNE_TEST_CONFIG_FILTER=text: only configs whose name contains text (e.g. "tc_" for the
-// int4 tensor-core family), counted before the stride.
-const char* config_filter() { return std::getenv("GEMVTUNE_TEST_CONFIG_FILTER"); }
-std::vector<KernelConfig> filtered(std::vector<KernelConfig> space) {
-  const char* f = config_filter();
-  if (!f) return space;
-  std::vector<KernelConfig> kept;
-  for (const KernelConfig& c : space)
-    if (to_string(c).find(f) != std::string::npos) kept.push_back(c);
-  return kept;
-}
 
 void check_format(DType t, WeightFormat w, int m) {
   GEMVTUNE_REQUIRE_GPU();
