@@ -29,7 +29,8 @@ const std::vector<Command>& commands() {
 namespace {
 void print_usage(std::ostream& out) {
   out << "usage: gemvtune <command> [options]   (gemvtune <command> --help for its options)\n\n"
-         "gemvtune tunes batch-1 GEMV kernels (y = W x, W row-major N x K) for LLM decode.\n\n"
+         "gemvtune tunes the GEMV kernels of LLM decode: Y = X W^T with W row-major N x K (bf16, fp16,\n"
+         "fp32, or int8 / fp8 e4m3 / int4g128 weights) and X of M = 1..16 rows (--batch).\n\n"
          "commands:\n";
   for (const auto& c : commands()) out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
 }
