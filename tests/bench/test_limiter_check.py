@@ -128,6 +128,14 @@ def test_agreement_rule_at_its_thresholds():
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=12, pct=70))[0] is False  # PDL saves 16.7%
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=85))[0] is False
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=None, pct=70))[0] is None
+    # A saving of more than 5 us per call is not launch overlap (the PDL build's own code: fp32 at
+    # M = 16 on the H200, 1589 us with PDL and 2371 without): no evidence for launch and ramp,
+    # and a stream limiter goes by the ceiling alone.
+    assert lc.agreement("launch and ramp", row(pdl_us=100.0, no_pdl_us=130.0, pct=70))[0] is False
+    assert lc.agreement("issue", row(pdl_us=100.0, no_pdl_us=130.0, pct=70))[0] is True
+    assert lc.agreement("issue", row(pdl_us=100.0, no_pdl_us=130.0, pct=90))[0] is False
+    assert lc.agreement("issue", row(pdl_us=40.0, no_pdl_us=44.9, pct=70))[0] is False  # 4.9 us: overlap
+    assert lc.measured_points_to(row(pdl_us=100.0, no_pdl_us=130.0, pct=70)) == "stream below the ceiling"
     # split-K fix-up: the config splits K and the call is under 85% of the ceiling, whatever PDL
     # gains (PDL overlaps the fix-up tail as it does the launch).
     split = dict(row(pdl_us=10, no_pdl_us=14, pct=70), config="tc_t128_r1_kw4_v16_u4_sk8_cs_pdl_m8")
