@@ -169,7 +169,9 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
                           kernel.compiled().name);
   check_fused_operands(c, kernel.dtype(), op);  // never launch what could fault or be wrong
   const Shape stacked = op.stacked_shape();
-  if (!ws.fits(c, stacked))
+  const int cluster =
+      finish == SplitKFinish::workspace ? 1 : cluster_blocks_for(c, kernel.weights(), stacked, kernel.compiled().arch);
+  if (cluster == 1 && !ws.fits(c, stacked))  // split-K in a cluster never touches the workspace
     throw InvalidArgument("split-K workspace not reserved for " + to_string(c) + " on " + to_string(stacked));
   KernelSegments seg{};
   long long begin = 0;
@@ -204,8 +206,6 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[count++].value.programmaticStreamSerializationAllowed = 1;
   }
-  const int cluster =
-      finish == SplitKFinish::workspace ? 1 : cluster_blocks_for(c, kernel.weights(), stacked, kernel.compiled().arch);
   if (cluster > 1) {
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[count].value.clusterDim.x = 1;

@@ -112,7 +112,8 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
 enum class SplitKFinish { cluster_where_chosen, workspace };
 
 // One launch computing every segment's y = W x (see FusedOperands), after
-// check_fused_operands. The workspace must fit c on stacked_shape().
+// check_fused_operands. The workspace must fit c on stacked_shape() unless the launch finishes
+// split-K in a cluster (then it is not touched, and may be empty).
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
                        const SplitKWorkspace& ws, CUstream stream,
                        SplitKFinish finish = SplitKFinish::cluster_where_chosen);

@@ -23,6 +23,15 @@ const Shape& Plan::shape() const { return impl_->shape; }
 DType Plan::dtype() const { return impl_->dtype; }
 WeightFormat Plan::weights() const { return impl_->weights; }
 int Plan::batch() const { return impl_->batch; }
+bool Plan::stream_concurrent() const { return impl_->config.split_k == 1 || impl_->split_k_in_clusters_only; }
+
+KernelConfig launch_config(const Plan::Impl& p, const jit::LoadedGemv& kernel, const Shape& s) {
+  KernelConfig c = kernel.config();
+  c.split_k = p.config.split_k;
+  if (p.split_k_in_clusters_only && jit::cluster_blocks_for(c, p.weights, s, kernel.compiled().arch) != c.split_k)
+    c.split_k = 1;  // one pass is valid wherever the split one was
+  return c;
+}
 
 std::vector<int> Plan::prepared_vec_bytes() const {
   std::vector<int> out;
@@ -70,7 +79,7 @@ void Plan::launch(const Operands& args, CUstream stream) const {
     op.scales = args.scales;
     op.zeros = args.zeros;
     p.context->make_current_if_none();
-    jit::launch_gemv(*p.variants.front(), p.config, op, p.workspace, stream);
+    jit::launch_gemv(*p.variants.front(), launch_config(p, *p.variants.front(), p.shape), op, p.workspace, stream);
     return;
   }
   if (args.scales || args.zeros)
@@ -88,8 +97,7 @@ void Plan::launch(const Operands& args, CUstream stream) const {
                           to_string(p.shape) + ": the pointers, ld=" + std::to_string(op.ld) + " and ldx=" +
                           std::to_string(op.ldx) + " allow only " + std::to_string(width) +
                           "-byte loads, and no kernel of that width was prepared");
-  KernelConfig c = kernel->config();
-  c.split_k = p.config.split_k;
+  const KernelConfig c = launch_config(p, *kernel, p.shape);
   p.context->make_current_if_none();  // launching needs a current context
   jit::launch_gemv(*kernel, c, op, p.workspace, stream);
 }
@@ -119,8 +127,7 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
                           to_string(p.shape));
   const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel) throw InvalidArgument("no prepared kernel of " + std::to_string(width) + "-byte loads");
-  KernelConfig c = kernel->config();
-  c.split_k = p.config.split_k;
+  const KernelConfig c = launch_config(p, *kernel, op.stacked_shape());
   p.context->make_current_if_none();  // launching needs a current context
   jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first
 }

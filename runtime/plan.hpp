@@ -26,7 +26,15 @@ struct Plan::Impl {
   // each: a 16-byte config's aligned-body variant (al), else the narrower widths. A tensor-core
   // config's are CUDA-core kernels of the same m tile (mma needs aligned 16-byte loads).
   std::vector<std::shared_ptr<const jit::LoadedGemv>> variants;
-  jit::SplitKWorkspace workspace;  // reserved at creation when config.split_k > 1
+  jit::SplitKWorkspace workspace;  // reserved at creation when config.split_k > 1, unless:
+  // RuntimeOptions::allow_split_k = false kept config's split-K because it finishes in a
+  // thread block cluster: no workspace, and a launch outside the cluster rules runs one pass.
+  bool split_k_in_clusters_only = false;
 };
+
+// The config a launch of the prepared kernel runs on shape s (the stacked shape of a fused
+// launch): the kernel's, with the plan's split-K, or one pass where the plan keeps split-K
+// in clusters only and cluster_blocks_for does not give this launch one.
+KernelConfig launch_config(const Plan::Impl& p, const jit::LoadedGemv& kernel, const Shape& s);
 
 }  // namespace gemvtune

@@ -153,19 +153,29 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
   impl->config = resolved.config;
   impl->source = resolved.source;
   impl->source_text = resolved.source_text;
-  if (!options.allow_split_k && impl->config.split_k > 1) {
-    impl->config.split_k = 1;  // one pass is valid wherever the split one was
-    impl->source_text += ", split-K disabled";
-  }
   if (!options.allow_pdl && impl->config.pdl) {
     impl->config.pdl = false;
     impl->config.prefetch_l2 = false;
     impl->source_text += ", PDL disabled";
   }
   check_config(impl->config, t, s, batch, w);
+  // Without split-K's workspace (allow_split_k = false): the split stays where its blocks finish
+  // in a cluster, which needs no workspace (the kernel's arch decides, so after loading it).
+  const auto settle_split_k = [&] {
+    if (options.allow_split_k || impl->config.split_k == 1) return;
+    const jit::LoadedGemv& kernel = *impl->variants.front();
+    if (jit::cluster_blocks_for(impl->config, w, s, kernel.compiled().arch) == impl->config.split_k) {
+      impl->split_k_in_clusters_only = true;
+      impl->source_text += ", split-K in clusters only";
+    } else {
+      impl->config.split_k = 1;  // one pass is valid wherever the split one was
+      impl->source_text += ", split-K disabled";
+    }
+  };
   if (is_quantized(w)) {  // packed weights are read 16 bytes at a time: one kernel, no narrower ones
     impl->variants.push_back(load_kernel(impl->config, t, w));
-    impl->workspace.reserve(impl->config, s);
+    settle_split_k();
+    if (!impl->split_k_in_clusters_only) impl->workspace.reserve(impl->config, s);
     ++plans_created;
     return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
   }
@@ -182,7 +192,9 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
                                       [&](const auto& v) { return v->config() == variant; });
     if (!prepared) impl->variants.push_back(load_kernel(variant, t, w));
   }
+  settle_split_k();
   for (const auto& v : impl->variants) {  // no-op for split_k == 1
+    if (impl->split_k_in_clusters_only) break;
     KernelConfig split = v->config();      // a CUDA-core variant of a tensor-core config has
     split.split_k = impl->config.split_k;  // more row blocks, so more tickets
     impl->workspace.reserve(split, s);

@@ -103,7 +103,8 @@ typedef struct gemvtune_operands {
 } gemvtune_operands;
 
 /* Flags of gemvtune_runtime_options. */
-#define GEMVTUNE_NO_SPLIT_K 1u /* every plan single-pass: launches may overlap on any streams */
+#define GEMVTUNE_NO_SPLIT_K 1u /* no split-K workspace (split-K only in thread block clusters):
+                                 launches may overlap on any streams */
 #define GEMVTUNE_NO_PDL 2u     /* no programmatic dependent launch */
 
 typedef struct gemvtune_runtime_options {

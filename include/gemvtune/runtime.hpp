@@ -31,9 +31,13 @@ struct RuntimeOptions {
   // an empty string disables the store (every process then compiles with NVRTC).
   std::optional<std::string> kernel_store_dir;
   // Split-K plans (config().split_k > 1) carry one workspace whose tickets make two launches
-  // of the same plan that overlap in time on different streams race. false replaces split-K
-  // with a single pass, which makes every plan safe on any number of concurrent streams
-  // (slower for few rows and long K).
+  // of the same plan that overlap in time on different streams race. false makes every plan
+  // safe on any number of concurrent streams: a plan keeps its split-K only where the splits
+  // finish in a thread block cluster (sm_90, dense weights: jit::cluster_blocks_for), which
+  // adds them in shared memory and never touches a workspace, and a launch the cluster rules
+  // do not cover (the CUDA-core kernel a tensor-core plan runs for misaligned operands, whose
+  // grid is larger) runs as one pass; elsewhere the plan is one pass (slower for few rows and
+  // long K).
   bool allow_split_k = true;
   // Programmatic dependent launch as tuned (Hopper): a plan whose config has it lets its
   // kernel start while the previous kernel in the stream drains, loading weights before it
@@ -81,7 +85,8 @@ struct RuntimeStats {
 // workspace, so launches of that plan must not overlap in time on different streams (launches
 // on one stream, or streams ordered by events, are fine, and so is replaying a graph that
 // captured it on one stream at a time). stream_concurrent() says whether the plan is free of
-// this rule; RuntimeOptions::allow_split_k = false makes every plan free of it.
+// this rule; RuntimeOptions::allow_split_k = false makes every plan free of it (split-K then
+// only where it finishes in a thread block cluster, without the workspace).
 class Plan {
  public:
   ~Plan();
@@ -95,7 +100,7 @@ class Plan {
   DType dtype() const;
   WeightFormat weights() const;  // dense, or the quantized format of W
   int batch() const;  // the most rows of X one launch takes
-  bool stream_concurrent() const { return config().split_k == 1; }
+  bool stream_concurrent() const;
   // Vector widths (bytes) of the kernels compiled for this plan, config()'s first, so misaligned
   // pointers or odd ld never compile: a 16-byte config adds its aligned-body variant (al, 16
   // again: 16-byte loads for any element-aligned operands), a narrower one every narrower width

@@ -104,7 +104,8 @@ class Runtime:
     cache: the cache file (None: $GEMVTUNE_CACHE, else ~/.cache/gemvtune/gemvtune.sqlite; a
     missing file means default configs). kernel_store: folder of compiled kernels kept across
     restarts (None: "<cache>.kernels"; False or "": none). split_k=False makes every plan safe
-    on concurrent streams; pdl=False turns programmatic dependent launch off.
+    on concurrent streams (split-K only where its splits finish in a thread block cluster, which
+    needs no shared workspace); pdl=False turns programmatic dependent launch off.
     Raises NoGpu without a CUDA driver or GPU, CacheError for an unusable cache file.
     """
 

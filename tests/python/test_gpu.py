@@ -58,7 +58,7 @@ def test_runtime_plans_and_launches(torch_cuda, db):
 def test_runtime_options(torch_cuda, tmp_path):
     rt = gemvtune.Runtime(str(tmp_path / "c.sqlite"), kernel_store=False, split_k=False, pdl=False)
     plan = rt.plan(1024, 4096, "fp16")
-    assert plan.stream_concurrent, "split_k=False: every plan is single-pass"
+    assert plan.stream_concurrent, "split_k=False: no plan shares a split-K workspace"
     assert not (tmp_path / "c.sqlite.kernels").exists()
     with pytest.raises(gemvtune.GemvtuneError):
         gemvtune.Runtime(device=999)

@@ -418,5 +418,77 @@ TEST(RuntimeGpu, FusedLaunchMatchesSeparateReferences) {
   }
 }
 
+// RuntimeOptions::allow_split_k = false: a tuned split-K config whose splits finish in a thread
+// block cluster (sm_90) keeps its split and reserves no workspace, so the plan is safe on
+// concurrent streams; one the cluster rules do not cover (a grid past 512 blocks) runs as one
+// pass. Both match float64 when launched on two streams at once; a launch that needed the
+// missing workspace would throw instead.
+TEST(RuntimeGpu, WithoutSplitKWorkspaceClusterSplitsStay) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  const std::string db = (fs::path(tmp.path()) / "tuned.sqlite").string();
+  GpuInfo info;
+  {
+    jit::Context ctx(0);
+    info = ctx.info();
+  }
+  struct Case {
+    Shape shape;
+    int m;
+    const char* config;
+    bool keeps_split;  // on sm_90 or later
+  };
+  const Case cases[] = {
+      {{4096, 4096}, 8, "tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8", true},  // 128 row blocks x 2
+      {{2048, 4096}, 1, "t128_r1_kw1_v16_u4_sk4_cs_pdl", false},       // 512 row blocks x 4
+  };
+  {
+    TuningCache cache(db, CacheMode::read_write);
+    for (const Case& c : cases)
+      cache.store(cache_test::make_record(
+          cache_test::make_key(c.shape.n, c.shape.k, info.id, DType::bf16, c.m, template_version()), c.config));
+  }
+  RuntimeOptions o;
+  o.cache_path = db;
+  o.kernel_store_dir = "";
+  o.allow_split_k = false;
+  Runtime rt(o);
+  const bool clusters = info.id.cc_major >= 9;
+  std::uint64_t seed = 300;
+  for (const Case& c : cases) {
+    auto plan = rt.plan(c.shape, DType::bf16, c.m);
+    const bool split = c.keeps_split && clusters;
+    EXPECT_EQ(plan->config().split_k > 1, split) << c.config << ": " << plan->source_text();
+    EXPECT_NE(plan->source_text().find(split ? "split-K in clusters only" : "split-K disabled"), std::string::npos)
+        << plan->source_text();
+    EXPECT_TRUE(plan->stream_concurrent()) << c.config;
+    DeviceProblem problem(DType::bf16, c.shape, c.shape.k, ++seed, 0, c.m);
+    const auto op = problem.operands(0);
+    jit::DeviceBuffer y2(static_cast<std::size_t>(c.m * c.shape.n) * 2);
+    problem.poison_y();
+    y2.fill_bytes(0xff);
+    Operands args;
+    args.w = op.w;
+    args.x = op.x;
+    args.y = op.y;
+    args.m = c.m;
+    Operands args2 = args;
+    args2.y = y2.get();
+    jit::Stream one, two;  // no order between them: the launches overlap
+    for (int i = 0; i < 20; ++i) {
+      plan->launch(args, one.get());
+      plan->launch(args2, two.get());
+    }
+    one.synchronize();
+    two.synchronize();
+    HostArray out2(DType::bf16, c.m * c.shape.n);
+    y2.download(out2.bytes.data(), out2.bytes.size());
+    const Comparison cmp = compare_output(problem.read_y(), problem.reference());
+    const Comparison cmp2 = compare_output(out2, problem.reference());
+    EXPECT_TRUE(cmp2.ok) << c.config << " (second stream): " << cmp2.describe();
+    EXPECT_TRUE(cmp.ok) << c.config << ": " << cmp.describe();
+  }
+}
+
 }  // namespace
 }  // namespace gemvtune
