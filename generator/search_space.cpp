@@ -16,11 +16,14 @@ namespace {
 // PDL without the L2 prefetch (it won 1 of 28 batched pairs, by noise). Tensor cores with up
 // to 4 tiles (64 rows) per warp: every warp reads all of X from L1/L2 once per K pass, so more
 // rows per warp means less X traffic at long K. CUDA cores in 128- or 256-thread blocks, and
-// only up to M = 4 for bf16/fp16: their conversions and FMAs grow with M, and on the H200 at
-// M = 4 the best CUDA-core candidate was already 38-56% slower than tensor cores on six of the
-// seven Llama-3.1-8B shapes (bench/results/h200.md, "Batched decode").
+// only up to M = 2 for bf16/fp16: their conversions and FMAs grow with M. On the H200 at M = 4
+// the best CUDA-core candidate was 38-56% slower than tensor cores on six of the seven
+// Llama-3.1-8B shapes (bench/results/h200.md, "Batched decode"), and in the bench runs of
+// 6148431 tensor cores won all seven at M = 4 in bf16 and fp16, where the model's untuned
+// default for 1024x4096, a CUDA-core config, took 2.3x the winner's time (9.7 us, 0.78x
+// cuBLAS). At M = 2 CUDA cores still win 1024x4096.
 constexpr int kBatchedSplitK[] = {1, 2, 4, 8};
-constexpr int kMaxCudaCoreBatch = 4;
+constexpr int kMaxCudaCoreBatch = 2;
 
 void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) {
   const bool tc = family == Family::tensor_core;

@@ -72,7 +72,7 @@ TEST(Config, BatchedSpaceHoldsTheFamiliesThatCanWin) {
         EXPECT_EQ(c.m_tile, m);
         (c.family == Family::tensor_core ? tc : cc)++;
       }
-      if (t == DType::f32 || m <= 4) EXPECT_GT(cc, 100u) << m;
+      if (t == DType::f32 || m <= 2) EXPECT_GT(cc, 100u) << m;
       else EXPECT_EQ(cc, 0u) << m;
       if (t == DType::f32) EXPECT_EQ(tc, 0u);
       else EXPECT_GT(tc, 100u);

@@ -219,7 +219,7 @@ TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
 }
 
 TEST(Defaults, ModelStrategyFirstRoundHoldsBothFamilies) {
-  // Where the space holds both families (bf16 and fp16 at M = 2 and 4), the first round holds
+  // Where the space holds both families (bf16 and fp16 at M = 2), the first round holds
   // configs of each, and is as large as before; elsewhere it is the model's top configs.
   for (const char* shape_text : {"4096x4096", "1024x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336",
                                  "128256x4096"})
