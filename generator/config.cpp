@@ -20,8 +20,15 @@ constexpr int kMaxBytesInFlightPerThread = 128;
 constexpr int kMaxBytesInFlightPerThreadTc = 256;
 // Static shared memory of one block (without the opt-in to more, which needs dynamic memory).
 constexpr int kMaxStaticSharedBytes = 48 * 1024;
-// CUDA cores at m > 1: one fp32 accumulator per (row, batch row) held through the loop.
-constexpr int kMaxAccumulators = 32;
+// CUDA cores at m > 1: one fp32 accumulator per (row, batch row) held through the loop: 32, and
+// 64 for dense fp32 without the aligned body (why_invalid_weights), so that fp32 at m tile
+// 9..16 can hold 4 rows per warp and each x load feeds 4 rows instead of 2 (fp32 at M = 16 is
+// bound by issue, not bytes: 0.62-0.85x cuBLAS with 2 rows on the H200, run of 6148431).
+// t128_r4_kw2 u1/u2 at m tile 16 compiled to 144/163 registers without spilling (NVRTC 13.0,
+// sm_90); the same in bf16 with the aligned body spilled 156 bytes at 255 registers, and the
+// quantized family holds dequantized values too (int4 r8 took up to 255 registers at m = 1).
+constexpr int kMaxAccumulators = 64;
+constexpr int kMaxAccumulators16 = 32;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
@@ -152,6 +159,11 @@ void check_batch(std::int64_t m) {
 }
 
 std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, WeightFormat weights) {
+  // The accumulator budget (kMaxAccumulators): 64 for dense fp32 CUDA cores, 32 for the rest.
+  const bool wide = !is_quantized(weights) && t == DType::f32 && !c.aligned_body;
+  if (c.family == Family::cuda_core && !wide && c.rows_per_warp * c.m_tile > kMaxAccumulators16)
+    return "rows x m tile = " + std::to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
+           std::to_string(kMaxAccumulators16) + " (64 only for dense fp32 without al)";
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
   const bool tc = c.family == Family::tensor_core;
@@ -203,6 +215,7 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
   }
   if (c.family == Family::tensor_core && t == DType::f32)
     return "the tensor-core family takes bf16 or fp16, not fp32";
+  if (auto why = why_invalid_weights(c, t, weights)) return why;
   const int esize = static_cast<int>(dtype_size(t));
   if (c.vec_bytes < esize)
     return "vector width " + std::to_string(c.vec_bytes) + " bytes is narrower than one " +

@@ -45,7 +45,9 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) 
               c.pdl = overlap > 0;
               c.prefetch_l2 = overlap == 2;
               c.m_tile = m;
-              if (!why_invalid(c) && c.vec_bytes >= static_cast<int>(dtype_size(t))) out.push_back(c);
+              if (!why_invalid(c) && !why_invalid_weights(c, t, WeightFormat::dense) &&
+                  c.vec_bytes >= static_cast<int>(dtype_size(t)))
+                out.push_back(c);
             }
 }
 // Quantized weights: fewer bytes per weight than dense make x the larger share of the loads
@@ -84,7 +86,7 @@ void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
     if (c.family == Family::cuda_core && c.vec_bytes == 16 && c.hint == LoadHint::streaming && c.pdl &&
         (c.split_k & (c.split_k - 1)) == 0) {
       c.aligned_body = true;
-      if (!why_invalid(c)) out.push_back(c);
+      if (!why_invalid(c) && !why_invalid_weights(c, t, WeightFormat::dense)) out.push_back(c);
     }
 }
 }  // namespace

@@ -77,8 +77,9 @@ std::optional<std::string> why_invalid(const KernelConfig& c);
 //   With quantized weights (weights != dense) the kernel is the quantized family
 //   (templates/gemv_q.cu), which takes the CUDA-core knobs: 16-byte loads, no L2 prefetch,
 //   and for int4 a K that is a multiple of the group.
-//   why_invalid_weights: the rules of a weight format that hold for any shape (which family
-//   runs it, load width, the int4 tensor-core kernel's shared memory); part of why_invalid_for.
+//   why_invalid_weights: the rules of a weight format and activation dtype that hold for any
+//   shape (which family runs it, load width, the int4 tensor-core kernel's shared memory, the
+//   CUDA cores' accumulator budget: 64 for dense fp32, 32 otherwise); part of why_invalid_for.
 std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, WeightFormat weights);
 // Static shared memory of one block of the int4 tensor-core family (templates/gemv_qtc.cu), a
 // tensor-core config c: per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks of 16

@@ -56,8 +56,18 @@ TEST(Config, BatchRules) {
   EXPECT_TRUE(why_invalid(parse_config("tc_t128_r8_kw1_v16_u1_sk1_cs_m16")));
   EXPECT_TRUE(why_invalid(parse_config("tc_t128_r2_kw1_v16_u8_sk1_cs_m16")));
   EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_m17")));
-  // CUDA cores: one accumulator per row and batch row.
-  EXPECT_TRUE(why_invalid(parse_config("t128_r4_kw1_v16_u2_sk1_cs_m16")));
+  // CUDA cores: one accumulator per row and batch row, 64 for dense fp32 (no al), 32 otherwise.
+  const KernelConfig r4 = parse_config("t128_r4_kw1_v16_u2_sk1_cs_m16");
+  EXPECT_FALSE(why_invalid(r4));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r8_kw1_v16_u1_sk1_cs_m16")));  // 128
+  EXPECT_FALSE(why_invalid_for(r4, DType::f32, s, 16));
+  for (DType t : {DType::bf16, DType::f16}) {
+    ASSERT_TRUE(why_invalid_for(r4, t, s, 16));
+    EXPECT_NE(why_invalid_for(r4, t, s, 16)->find("accumulators"), std::string::npos);
+  }
+  EXPECT_TRUE(why_invalid_for(parse_config("t128_r4_kw1_v16_u2_sk1_cs_pdl_al_m16"), DType::f32, {4097, 4099}, 16));
+  EXPECT_TRUE(why_invalid_for(parse_config("t128_r8_kw1_v16_u1_sk1_cs_m8"), DType::bf16, s, 8, WeightFormat::int8));
+  EXPECT_FALSE(why_invalid_for(parse_config("t128_r4_kw1_v16_u1_sk1_cs_m8"), DType::bf16, s, 8, WeightFormat::int8));
   EXPECT_FALSE(why_invalid(parse_config("t128_r2_kw1_v16_u2_sk1_cs_m16")));
   EXPECT_THROW(check_batch(0), InvalidArgument);
   EXPECT_THROW(check_batch(17), InvalidArgument);
