@@ -30,6 +30,8 @@
 #include "example_cuda.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/config.hpp"
+#include "gemvtune/generator.hpp"
+#include "gemvtune/resolve.hpp"
 #include "gemvtune/runtime.hpp"
 #include "gemvtune/weights.hpp"
 
@@ -201,10 +203,13 @@ int main(int argc, char** argv) try {
   const char* names[] = {"gemvtune, PDL", "gemvtune, no PDL", "cuBLAS"};
   std::vector<double> ms(3);
   std::vector<std::vector<unsigned char>> results(3, std::vector<unsigned char>(m * 128256 * 2));
+  int from[3] = {0, 0, 0};  // plans of the PDL variant by ConfigSource: exact, nearest, default
   for (int variant = 0; variant < 3; ++variant) {
     Runtime& r = variant == 0 ? rt : rt_plain;
     std::vector<std::shared_ptr<const Plan>> plans;
     for (const Step& s : steps) plans.push_back(variant < 2 ? r.plan(s.shape, t, batch, format) : nullptr);
+    if (variant == 0)
+      for (const auto& p : plans) ++from[static_cast<int>(p->source())];
     ctx.make_current();
     CapturedGraph::begin_capture(stream.get());
     for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -261,6 +266,10 @@ int main(int argc, char** argv) try {
     std::printf(" (gemvtune: %.2f GB of %s weights, scales and zeros; cuBLAS: them dequantized to bf16)", packed_bytes / 1e9,
                 std::string(to_string(format)).c_str());
   std::printf(", %s, %d replays (median)\n", rt.gpu().id.name.c_str(), replays);
+  // Which kernels ran: a chain of untuned plans, or a binary older than the cache, shows here.
+  std::printf("  templates %s; plans: %d tuned for the shape, %d borrowed from the nearest, %d the model's default\n",
+              template_version().c_str(), from[static_cast<int>(ConfigSource::exact)],
+              from[static_cast<int>(ConfigSource::nearest)], from[static_cast<int>(ConfigSource::model_default)]);
   double ceiling = 0;
   try {
     TuningCache cache(rt.cache_path(), CacheMode::read_only);
