@@ -193,12 +193,12 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
     if (!prepared) impl->variants.push_back(load_kernel(variant, t, w));
   }
   settle_split_k();
-  for (const auto& v : impl->variants) {  // no-op for split_k == 1
-    if (impl->split_k_in_clusters_only) break;
-    KernelConfig split = v->config();      // a CUDA-core variant of a tensor-core config has
-    split.split_k = impl->config.split_k;  // more row blocks, so more tickets
-    impl->workspace.reserve(split, s);
-  }
+  if (!impl->split_k_in_clusters_only)
+    for (const auto& v : impl->variants) {  // no-op for split_k == 1
+      KernelConfig split = v->config();      // a CUDA-core variant of a tensor-core config has
+      split.split_k = impl->config.split_k;  // more row blocks, so more tickets
+      impl->workspace.reserve(split, s);
+    }
   ++plans_created;
   return std::shared_ptr<const Plan>(new Plan(std::move(impl)));
 }
