@@ -29,6 +29,7 @@ constexpr int kMaxStaticSharedBytes = 48 * 1024;
 // quantized family holds dequantized values too (int4 r8 took up to 255 registers at m = 1).
 constexpr int kMaxAccumulators = 64;
 constexpr int kMaxAccumulators16 = 32;
+constexpr int kMaxXBytesPerTrip = 512;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
@@ -37,7 +38,7 @@ bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
          hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
-         m_tile == o.m_tile && aligned_body == o.aligned_body;
+         m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -48,6 +49,7 @@ std::string to_string(const KernelConfig& c) {
   if (c.pdl) s += "_pdl";
   if (c.prefetch_l2) s += "_pf";
   if (c.aligned_body) s += "_al";
+  if (c.lanes_per_row != 32) s += "_ln" + std::to_string(c.lanes_per_row);
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
@@ -55,7 +57,7 @@ std::string to_string(const KernelConfig& c) {
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_m8 or "
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_m8, ..._cs_ln8_m16 or "
                            "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16)");
   };
   std::vector<std::string_view> fields;
@@ -84,7 +86,7 @@ KernelConfig parse_config(std::string_view text) {
     if (c.m_tile == 1) throw bad("an m tile of 1 is written by leaving the field out");
     fields.pop_back();
   }
-  if (fields.size() < 7 || fields.size() > 10) throw bad("expected 7 to 10 fields separated by '_'");
+  if (fields.size() < 7 || fields.size() > 11) throw bad("expected 7 to 11 fields separated by '_'");
   struct Num { const char* prefix; int* out; };
   const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
                       {"v", &c.vec_bytes}, {"u", &c.unroll}, {"sk", &c.split_k}};
@@ -105,8 +107,13 @@ KernelConfig parse_config(std::string_view text) {
     c.prefetch_l2 = true, ++i;
   }
   if (i < fields.size() && fields[i] == "al") c.aligned_body = true, ++i;
+  if (i < fields.size() && fields[i].substr(0, 2) == "ln") {
+    positive(fields[i].substr(2), fields[i], &c.lanes_per_row);
+    if (c.lanes_per_row == 32) throw bad("32 lanes per row is written by leaving the field out");
+    ++i;
+  }
   if (i < fields.size())
-    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl) or al, in that order");
+    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl), al or ln, in that order");
   return c;
 }
 
@@ -132,6 +139,10 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "m tile " + to_string(c.m_tile) + " is outside 1.." + to_string(kMaxBatch);
   if (c.aligned_body && (c.family != Family::cuda_core || c.vec_bytes != 16))
     return "the aligned body (al) is a knob of the CUDA-core family with 16-byte loads";
+  if (c.lanes_per_row != 32 && c.lanes_per_row != 16 && c.lanes_per_row != 8)
+    return "lanes per row " + to_string(c.lanes_per_row) + " is not 8, 16 or 32";
+  if (c.lanes_per_row != 32 && (c.family != Family::cuda_core || c.aligned_body || c.prefetch_l2))
+    return "lanes per row (ln) below 32 is a knob of the plain CUDA-core kernel, without al or pf";
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
@@ -147,6 +158,12 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
   if (in_flight > kMaxBytesInFlightPerThread)
     return "rows x unroll x vector = " + to_string(in_flight) + " bytes per thread exceeds the " +
            to_string(kMaxBytesInFlightPerThread) + "-byte register budget";
+  // The plain kernel at m tile > 2 loads all x vectors of a trip before its FMAs, and ptxas
+  // holds the whole trip's: at 16-byte loads, m tile 13 or 16 with unroll 4 spilled (fp32, r1
+  // and r2) while m tile x unroll x vector <= 512 bytes stayed within 255 registers.
+  if (!c.aligned_body && c.m_tile > 2 && c.m_tile * c.unroll * c.vec_bytes > kMaxXBytesPerTrip)
+    return "m tile x unroll x vector = " + to_string(c.m_tile * c.unroll * c.vec_bytes) +
+           " bytes of x per trip exceeds " + to_string(kMaxXBytesPerTrip);
   if (c.rows_per_warp * c.m_tile > kMaxAccumulators)
     return "rows x m tile = " + to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
            to_string(kMaxAccumulators);
@@ -182,6 +199,7 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   }
   if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
   if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
+  if (c.lanes_per_row != 32) return f + " weights: the quantized families put 32 lanes on a row (no ln)";
   if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
   return std::nullopt;
 }
@@ -273,6 +291,7 @@ KernelConfig with_vec_bytes(KernelConfig c, int width) {
   if (width == c.vec_bytes) return c;
   c.vec_bytes = width;
   c.aligned_body = false;  // 16-byte loads only
+  c.lanes_per_row = 32;    // narrow loads: each row's lanes as wide as they can be
   if (c.family == Family::tensor_core) {
     c.family = Family::cuda_core;
     c.rows_per_warp = 1;

@@ -21,7 +21,9 @@ namespace {
 // Llama-3.1-8B shapes (bench/results/h200.md, "Batched decode"), and in the bench runs of
 // 6148431 tensor cores won all seven at M = 4 in bf16 and fp16, where the model's untuned
 // default for 1024x4096, a CUDA-core config, took 2.3x the winner's time (9.7 us, 0.78x
-// cuBLAS). At M = 2 CUDA cores still win 1024x4096.
+// cuBLAS). At M = 2 CUDA cores still win 1024x4096. fp32 CUDA cores with 32 or 8 lanes per row
+// (ln8: 4 rows share each x load; at M = 16 on the H200 1.28-1.37x faster than 32 lanes on three
+// of four shapes, while at bf16 M = 2 it lost every pair to 32 lanes or tensor cores).
 constexpr int kBatchedSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxCudaCoreBatch = 2;
 
@@ -32,9 +34,12 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) 
       for (int rows : {1, 2, 4})
         for (int unroll : {1, 2, 4})
           for (int overlap : {0, 1})
-            for (int split : kBatchedSplitK) {
+            for (int split : kBatchedSplitK)
+            for (int lanes : {32, 8}) {
               if (!tc && threads == 64) continue;
+              if ((tc || t != DType::f32) && lanes != 32) continue;  // ln8 lost every bf16 M = 2 pair
               KernelConfig c;
+              c.lanes_per_row = lanes;
               c.family = family;
               c.threads = threads;
               c.k_warps = k_warps;

@@ -89,6 +89,7 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
       << "#define GEMV_PDL " << (c.pdl ? 1 : 0) << "\n"
       << "#define GEMV_PREFETCH_L2 " << (c.prefetch_l2 ? 1 : 0) << "\n"
       << "#define GEMV_M_TILE " << c.m_tile << "\n";
+  if (c.lanes_per_row != 32) out << "#define GEMV_LANES_PER_ROW " << c.lanes_per_row << "\n";
   if (is_quantized(w))
     out << "#define GEMV_WFORMAT " << format_code(w) << "\n"
         << "#define GEMV_GROUP " << (is_int4(w) ? group_size(w) : 0) << "\n";

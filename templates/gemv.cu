@@ -14,6 +14,11 @@
 // set and interleave along K, reducing through shared memory. gridDim.y blocks split K
 // (split-K); the last block of a row block to finish sums the partials in split order, so the
 // result is bitwise reproducible, and resets its ticket so no memset is needed between calls.
+// GEMV_LANES_PER_ROW (LK, the "ln" knob, 32 unless set): LK lanes walk one row and 32 / LK rows
+// sit side by side in one warp-wide load (LK 8, 16-byte loads: 4 whole 128-byte lines, as
+// coalesced as 32 lanes on one row). The lanes at one place along K of different rows read the
+// same x, which L1 serves once: at M > 1 the x loads of a warp cost 32 / LK times fewer L1
+// wavefronts, the cost that held fp32 at M = 16 near 1.4 TB/s on the H200 (docs/batch.md).
 // GEMV_ALIGNED_BODY (the "al" knob, 16-byte loads only): rows that do not start on a 16-byte
 // boundary are read with 16-byte loads too, from each row's first aligned element on (see
 // accumulate_aligned_body).
@@ -36,6 +41,9 @@
 #ifndef GEMV_ALIGNED_BODY
 #define GEMV_ALIGNED_BODY 0  // 1: rows and x of any element alignment (al)
 #endif
+#ifndef GEMV_LANES_PER_ROW
+#define GEMV_LANES_PER_ROW 32  // lanes side by side along one row (ln): 32, 16 or 8
+#endif
 #ifndef GEMV_NAME
 #define GEMV_NAME gemv_kernel
 #endif
@@ -46,7 +54,12 @@
 
 // ---- kernel ----------------------------------------------------------------------------
 #define GEMV_WARPS (GEMV_THREADS / 32)
-#define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_ROWS_PER_WARP)
+#define GEMV_LK GEMV_LANES_PER_ROW
+#define GEMV_ROW_GROUPS (32 / GEMV_LK)  // rows one warp-wide load reads side by side
+#define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_ROWS_PER_WARP * GEMV_ROW_GROUPS)
+#if GEMV_LK != 32 && (GEMV_ALIGNED_BODY || GEMV_PREFETCH_L2)
+#error "lanes per row below 32 (ln) is a knob of the plain kernel without the L2 prefetch"
+#endif
 // Split boundaries fall on 128-byte lines so no warp load straddles two splits' lines.
 #define GEMV_SPLIT_ALIGN (GEMV_VE > 128 / GEMV_ESIZE ? GEMV_VE : 128 / GEMV_ESIZE)
 
@@ -355,8 +368,8 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
                                                 long long ldx, int m, int c, int full_chunks, int rest, int lane,
                                                 bool& waited, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
-  constexpr int CHUNK = 32 * VE;  // elements one warp-wide load covers
-  // In the last trip a load past the warp's end reads the slice's first vector instead (always
+  constexpr int CHUNK = GEMV_LK * VE;  // elements of one row that one warp-wide load covers
+  // lane: the lane's place along its row (0..LK-1). In the last trip a load past the warp's end reads the slice's first vector instead (always
   // there) and is zeroed before use: predicated loads and FMAs kept U predicates live and cost
   // ptxas up to 30 registers per thread (u8: 96 -> 126), this way about none.
   const auto ok = [&](int u) {
@@ -408,15 +421,37 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
     float wf[R][VE];
 #pragma unroll
     for (int r = 0; r < R; ++r) vec_to_floats(wv[u][r], wf[r]);
+    if (!LAST && MT > 2) {
+      // All MT x loads of this step go out before the first FMA, without a branch: batch rows
+      // mi >= m read row m - 1 (valid memory) into sums that are never written. Behind a branch
+      // on mi < m each load waited for the FMAs of the one before: on the H200 at fp32 M = 16
+      // this took 28672x4096 from 254 to 185 us and 4096x4096 from 37 to 29 (best configs).
+      // ptxas hoists the x loads of the whole trip, so m tile x unroll x 16 bytes is held to
+      // 512 (why_invalid: no spills). At m tile <= 2 (bf16/fp16 CUDA cores) the old loop stays.
+      vec_t xv[MT];
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-      if (mi < m && (!LAST || ok(u))) {  // skipped, not zeroed: 0 w * inf x would be NaN
+      for (int mi = 0; mi < MT; ++mi) xv[mi] = load_x(xk + min(mi, m - 1) * ldx + offset(u));
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
         float xf[VE];
-        vec_to_floats(load_x(xk + mi * ldx + offset(u)), xf);
+        vec_to_floats(xv[mi], xf);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
           for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
+      }
+    } else {
+      // The last trip: a load past the warp's end is skipped, not zeroed (0 w * inf x is NaN).
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        if (mi < m && ok(u)) {
+          float xf[VE];
+          vec_to_floats(load_x(xk + mi * ldx + offset(u)), xf);
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
+        }
       }
     }
   }
@@ -441,10 +476,12 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int MT = GEMV_M_TILE;
-  constexpr int CHUNK = 32 * VE;  // elements one warp-wide load covers
+  constexpr int CHUNK = GEMV_LK * VE;  // elements of one row that one warp-wide load covers
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int kw = warp % KW, row_group = warp / KW;
-  const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * R;
+  const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * R * GEMV_ROW_GROUPS;  // the warp's first row
+  // The lane's row group (sub) owns rows row0 + sub R .. + R - 1; kl: its place along them.
+  const int sub = lane / GEMV_LK, kl = lane % GEMV_LK;
 
   // This block's slice of K.
   const int splits = gridDim.y;
@@ -453,7 +490,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
   const int ke = min(k, kb + per_split);
 #if GEMV_ALIGNED_BODY
-  static_cast<void>(U), static_cast<void>(CHUNK);  // the plain loop's
+  static_cast<void>(U), static_cast<void>(CHUNK), static_cast<void>(sub), static_cast<void>(kl);  // the plain loop's
   float acc[R][MT];
   accumulate_aligned_body(seg, x, ldx, m, n, k, kb, ke, row0, lane, kw, acc);
 #else
@@ -463,8 +500,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const elem_t* wrow[R];
 #pragma unroll
   for (int r = 0; r < R; ++r)
-    wrow[r] = row_weights(seg, min(row0 + r, n - 1)) + kb + lane * VE;
-  const elem_t* xk = x + kb + lane * VE;
+    wrow[r] = row_weights(seg, min(row0 + sub * R + r, n - 1)) + kb + kl * VE;
+  const elem_t* xk = x + kb + kl * VE;
 
   // acc[r][mi]: row r of this warp times batch row mi. Batch rows mi >= m are never loaded
   // (warp-uniform branch) and never written.
@@ -482,24 +519,24 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #endif
   const bool active = row0 < n;
 
-  // Whole vectors past the last full warp-wide load: lanes below rest have one more.
-  const int rest = (ke - kb) / VE - full_chunks * 32;
+  // Whole vectors past the last full warp-wide load: lanes below rest (kl) have one more.
+  const int rest = (ke - kb) / VE - full_chunks * GEMV_LK;
   if (active) {
     int c = kw;
 #pragma unroll 1  // a trip already holds U loads per row in flight; unrolling more only adds registers
     for (; c + (U - 1) * KW < full_chunks; c += U * KW)
-      plain_body_trip<false>(wrow, xk, ldx, m, c, full_chunks, rest, lane, waited, acc);
+      plain_body_trip<false>(wrow, xk, ldx, m, c, full_chunks, rest, kl, waited, acc);
     if (c < full_chunks + (rest > 0 ? 1 : 0))
-      plain_body_trip<true>(wrow, xk, ldx, m, c, full_chunks, rest, lane, waited, acc);
+      plain_body_trip<true>(wrow, xk, ldx, m, c, full_chunks, rest, kl, waited, acc);
   }
   if (!waited) wait_for_previous_grid();
-  // Single elements past the last whole vector (K % VE), one per lane.
+  // Single elements past the last whole vector (K % VE), one per lane of each row group.
   if (active && kw == KW - 1) {
     const int vec_end = kb + (ke - kb) / VE * VE;
-    for (int e = vec_end + lane; e < ke; e += 32) {
+    for (int e = vec_end + kl; e < ke; e += GEMV_LK) {
       float wf[R];
 #pragma unroll
-      for (int r = 0; r < R; ++r) wf[r] = elem_to_float(wrow[r][e - kb - lane * VE]);
+      for (int r = 0; r < R; ++r) wf[r] = elem_to_float(wrow[r][e - kb - kl * VE]);
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
         if (mi < m) {
@@ -520,7 +557,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
-      for (int off = 16; off > 0; off >>= 1) acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
+      for (int off = GEMV_LK / 2; off > 0; off >>= 1) acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
 
-  finish_cc_rows<R, MT, KW, GEMV_THREADS>(seg, acc, row0, m, n, lane, row_group, kw, partials, tickets);
+  finish_cc_rows<R, MT, KW, GEMV_THREADS, GEMV_LK>(seg, acc, row0, m, n, lane, row_group, kw, partials, tickets);
 }

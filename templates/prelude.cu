@@ -345,38 +345,42 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
 }
 
 // ---- the end of a CUDA-core kernel (gemv.cu, gemv_q.cu) -----------------------------------
-// acc[r][mi], already summed over the warp's lanes (every lane holds every sum): weight row
-// row0 + r times batch row mi. With one warp per row set and no split-K each warp writes its own
-// rows; otherwise the KW warps of a row set (row_group; kw: the warp's place in it) are combined
-// in a fixed order and finish_block writes or publishes them.
-template <int R, int MT, int KW, int THREADS>
+// acc[r][mi], already summed over the LK lanes of the lane's row group (every lane of the group
+// holds every sum): weight row row0 + sub R + r times batch row mi, where sub = lane / LK is the
+// group (32 / LK groups side by side per warp, LK = 32: one group, the whole warp). With one
+// warp per row set and no split-K each warp writes its own rows; otherwise the KW warps of a row
+// set (row_group; kw: the warp's place in it) are combined in a fixed order and finish_block
+// writes or publishes them.
+template <int R, int MT, int KW, int THREADS, int LK = 32>
 __device__ __forceinline__ void finish_cc_rows(const GemvSegments& seg, const float (&acc)[R][MT], int row0, int m,
                                                int n, int lane, int row_group, int kw, float* __restrict__ partials,
                                                unsigned* __restrict__ tickets) {
-  constexpr int WARPS = THREADS / 32, BLOCK_ROWS = WARPS / KW * R;
+  constexpr int RW = R * (32 / LK);  // rows of the warp
+  constexpr int WARPS = THREADS / 32, BLOCK_ROWS = WARPS / KW * RW;
+  const int sub = lane / LK, kl = lane % LK;
   if (KW == 1 && gridDim.y == 1) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi)
-        if (lane == (r * MT + mi) % 32 && mi < m && row0 + r < n)
-          *row_output(seg, row0 + r, mi) = float_to_elem(acc[r][mi]);
+        if (kl == (r * MT + mi) % LK && mi < m && row0 + sub * R + r < n)
+          *row_output(seg, row0 + sub * R + r, mi) = float_to_elem(acc[r][mi]);
     return;
   }
-  __shared__ float warp_sums[WARPS * R * MT];
-  if (lane == 0) {
+  __shared__ float warp_sums[WARPS * RW * MT];
+  if (kl == 0) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
 #pragma unroll
-      for (int mi = 0; mi < MT; ++mi) warp_sums[((row_group * KW + kw) * R + r) * MT + mi] = acc[r][mi];
+      for (int mi = 0; mi < MT; ++mi) warp_sums[((row_group * KW + kw) * RW + sub * R + r) * MT + mi] = acc[r][mi];
   }
   __syncthreads();
   const auto block_sum = [&](int idx) {
     const int mi = idx / BLOCK_ROWS, rb = idx % BLOCK_ROWS;
-    const int g = rb / R, r = rb % R;
+    const int g = rb / RW, r = rb % RW;
     float sum = 0.f;
 #pragma unroll
-    for (int j = 0; j < KW; ++j) sum += warp_sums[((g * KW + j) * R + r) * MT + mi];
+    for (int j = 0; j < KW; ++j) sum += warp_sums[((g * KW + j) * RW + r) * MT + mi];
     return sum;
   };
   finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, m, n, partials, tickets);

@@ -73,7 +73,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
   const double stage_chunks = quantized && tc ? 2.0 : 1.0;
-  const double chunk_elems = tc ? (quantized ? 128 * stage_chunks : 32) : 32 * elems_per_vec;
+  const double chunk_elems = tc ? (quantized ? 128 * stage_chunks : 32) : c.lanes_per_row * elems_per_vec;
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   const double loads = std::min<double>(c.unroll, chunks);
   const double warp_bytes =
@@ -94,19 +94,23 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double transfer_us = bytes / (sm_bw * sms * balance) * 1e6;
   double stream_us = transfer_us;
   double issue_us = 0;
-  // CUDA cores at M > 1: per weight element one conversion and m FMAs, per x element of each
-  // batch row a conversion; fp32 issue at cuda_core_issue_share of 128 lanes x clock per SM.
-  // The share (0.26; it was 0.60) is the least-squares fit in log time (tuner/model_fit.hpp,
-  // fit_cuda_core_issue_share) over every CUDA-core candidate measured at M > 1 in
-  // bench/results/raw/0135af0_h200_bench_batch_{bf16,fp16,fp32}.json and
-  // 83ba666_bench_batch_bf16.json (134 rows; RMS log error 0.26 against 0.55 at 0.60, both with
-  // the launch terms fitted below);
-  // tests/tuner/defaults_test.cpp refits it and checks the shipped value. With 0.60 the
-  // default at M = 2 and 4 was a CUDA-core config 1.16 to 2.52x slower than the tuned winner.
-  // Past m ~ 4 this, not the weight stream, sets the time; tensor cores do the products in a
-  // few mma.
+  // CUDA cores at M > 1, fp32 issue at cuda_core_issue_share of 128 lanes x clock per SM. Per
+  // weight element a conversion and m FMAs; per x element of each batch row a load and a
+  // conversion, shared by the thread's rows_per_warp rows and, with ln < 32 lanes per row, by the
+  // 32 / ln rows whose lanes read the same x (one L1 wavefront serves them): 2 ln / 32 / r per
+  // weight and batch row (1 at r = 2, ln = 32, the term before the ln knob; on the H200 at fp32
+  // M = 16 ln8 ran 1.28-1.37x faster than ln32 on 4096x4096, 28672x4096 and 4096x14336).
+  // The share (0.34; 0.26 with the term 1 + 2m, 0.60 before any fit) is the least-squares fit in
+  // log time (tuner/model_fit.hpp, fit_cuda_core_issue_share) over every CUDA-core candidate
+  // measured at M > 1 in bench/results/raw/0135af0_h200_bench_batch_{bf16,fp16,fp32}.json and
+  // 83ba666_bench_batch_bf16.json (134 rows; RMS log error 0.233, 0.26 with the old term, 0.43 at
+  // 0.60, all with the launch terms fitted below); tests/tuner/defaults_test.cpp refits it and
+  // checks the shipped value. With 0.60 the default at M = 2 and 4 was a CUDA-core config 1.16
+  // to 2.52x slower than the tuned winner. Past m ~ 4 this, not the weight stream, sets the
+  // time; tensor cores do the products in a few mma.
   if (!tc && m > 1 && !quantized) {
-    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + 2 * m);
+    const double x_cost = 2.0 * c.lanes_per_row / 32.0 / c.rows_per_warp;
+    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + m + m * x_cost);
     const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.cuda_core_issue_share * balance) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);

@@ -29,7 +29,7 @@ namespace {
 // The tunable integer parameters a neighbour may move, one at a time.
 constexpr int KernelConfig::*kSteppedFields[] = {
     &KernelConfig::threads, &KernelConfig::rows_per_warp, &KernelConfig::k_warps,
-    &KernelConfig::unroll, &KernelConfig::split_k};
+    &KernelConfig::unroll, &KernelConfig::split_k, &KernelConfig::lanes_per_row};
 
 // The values of `field` next to `value` (below and above) among those in the space.
 std::vector<int> adjacent_values(const std::set<int>& values, int value) {

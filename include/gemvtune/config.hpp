@@ -3,7 +3,7 @@
 // the config; the config only says the most batch rows its kernel takes (m tile).
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_al][_m8]
+//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_al][_ln8][_m8]
 //   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
 //   r   rows per warp (tensor cores: 16-row tiles per warp, 1, 2 or 4)
@@ -19,6 +19,9 @@
 //       16-byte boundary (head) and after its last whole 16-byte load (tail) are read one by one,
 //       the rest with 16-byte loads from aligned addresses, and x without any alignment; so
 //       any element-aligned W, ld and x run with 16-byte weight loads (odd K, slices)
+//   ln  lanes per row (CUDA cores, 16 or 8; absent means 32): 32 / ln rows side by side in
+//       each warp-wide load, so lanes of different rows share their x loads (at M > 1 the x
+//       loads' L1 cost falls by 32 / ln); the warp owns r x 32 / ln rows
 //   m   the m tile: the kernel computes up to this many rows of X (batch); absent means 1
 // Parsing is strict: to_string(parse_config(s)) == s for every accepted s.
 #pragma once
@@ -52,10 +55,14 @@ struct KernelConfig {
   bool prefetch_l2 = false;  // only with pdl
   int m_tile = 1;            // the kernel computes m <= m_tile rows of X
   bool aligned_body = false;  // "al": 16-byte loads whatever the alignment of W's rows and x
+  int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
 
   int warps() const { return threads / 32; }
-  // Weight rows one warp owns: rows_per_warp, or rows_per_warp 16-row tiles on tensor cores.
-  int warp_rows() const { return family == Family::tensor_core ? 16 * rows_per_warp : rows_per_warp; }
+  // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /
+  // lanes_per_row), or rows_per_warp 16-row tiles on tensor cores.
+  int warp_rows() const {
+    return family == Family::tensor_core ? 16 * rows_per_warp : rows_per_warp * (32 / lanes_per_row);
+  }
   // Rows one block produces: warps are grouped k_warps at a time onto one row set.
   int block_rows() const { return warps() / k_warps * warp_rows(); }
 

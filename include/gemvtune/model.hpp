@@ -29,7 +29,7 @@ struct GpuModelParams {
   // shares are fitted to recorded H200 measurements (tuner/model_fit.hpp; the data files are
   // named in tuner/model.cpp and docs/tuning.md, "Fitting the model's constants").
   double clock_ghz = 1.98;
-  double cuda_core_issue_share = 0.26;  // dense CUDA-core family at M > 1 (0.60 before the fit)
+  double cuda_core_issue_share = 0.34;  // dense CUDA-core family at M > 1 (0.60 before the fit)
   // The quantized families: 0.28 of the issue rate with at least 8 warps resident per SM,
   // proportionally less with fewer (0.35 and no warp term before the fit of the quantized
   // sweeps, fit_quantized_issue; tuner/model.cpp names the data).

@@ -91,6 +91,40 @@ TEST(Config, BatchedSpaceHoldsTheFamiliesThatCanWin) {
   for (const KernelConfig& c : default_search_space(DType::bf16)) EXPECT_EQ(c.family, Family::cuda_core);
 }
 
+TEST(Config, LanesPerRowRoundTripAndRules) {
+  const KernelConfig c = parse_config("t128_r2_kw1_v16_u2_sk2_cs_pdl_ln8_m16");
+  EXPECT_EQ(c.lanes_per_row, 8);
+  EXPECT_EQ(to_string(c), "t128_r2_kw1_v16_u2_sk2_cs_pdl_ln8_m16");
+  EXPECT_EQ(c.warp_rows(), 8);    // 2 rows per lane group, 4 groups side by side
+  EXPECT_EQ(c.block_rows(), 32);  // 4 warps
+  EXPECT_FALSE(why_invalid_for(c, DType::f32, {4096, 4096}, 16));
+  EXPECT_EQ(parse_config("t128_r2_kw1_v16_u4_sk2_cs_m16").lanes_per_row, 32);
+  EXPECT_THROW(parse_config("t128_r2_kw1_v16_u4_sk2_cs_ln32_m16"), InvalidArgument);  // 32 is written by leaving it out
+  EXPECT_THROW(parse_config("t128_r2_kw1_v16_u4_sk2_cs_ln8_pdl"), InvalidArgument);   // ln after pdl
+  EXPECT_THROW(parse_config("t128_r2_kw1_v16_u4_sk2_cs_ln_m16"), InvalidArgument);
+  EXPECT_TRUE(why_invalid(parse_config("t128_r2_kw1_v16_u4_sk2_cs_ln4_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ln8_m16")));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_pf_ln8")));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_al_ln8")));
+  EXPECT_TRUE(why_invalid_weights(parse_config("t128_r1_kw1_v16_u2_sk1_cs_ln8_m2"), DType::bf16, WeightFormat::int8));
+  // x of a trip (m tile x unroll x vector) within 512 bytes past m tile 2: u4 spilled at m 13/16.
+  const auto x_rule = why_invalid(parse_config("t128_r2_kw1_v16_u4_sk2_cs_pdl_ln8_m16"));
+  ASSERT_TRUE(x_rule);
+  EXPECT_NE(x_rule->find("1024 bytes of x per trip"), std::string::npos) << *x_rule;
+  EXPECT_FALSE(why_invalid(parse_config("t128_r2_kw1_v16_u4_sk2_cs_pdl_ln8_m8")));
+  EXPECT_FALSE(why_invalid(parse_config("t128_r2_kw1_v16_u4_sk2_cs_pdl_al_m16")));  // al keeps its own loop
+  // Narrow loads and the aligned body go back to 32 lanes a row.
+  EXPECT_EQ(with_vec_bytes(c, 8).lanes_per_row, 32);
+  EXPECT_EQ(misaligned_variant(c, 4).lanes_per_row, 32);
+  EXPECT_TRUE(misaligned_variant(c, 4).aligned_body);
+  // In the space where it won: fp32 at M > 1; not bf16/fp16 (it lost every M = 2 pair).
+  std::size_t ln8 = 0;
+  for (const KernelConfig& x : search_space_for(DType::f32, {4096, 4096}, 16)) ln8 += x.lanes_per_row == 8;
+  EXPECT_GT(ln8, 100u);
+  for (DType t : {DType::bf16, DType::f16})
+    for (const KernelConfig& x : search_space_for(t, {4096, 4096}, 2)) EXPECT_EQ(x.lanes_per_row, 32);
+}
+
 TEST(Config, NarrowerLoadsOnTensorCoresFallBackToCudaCores) {
   const KernelConfig tc = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8");
   EXPECT_EQ(with_vec_bytes(tc, 16), tc);

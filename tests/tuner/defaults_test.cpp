@@ -182,7 +182,10 @@ TEST(ModelFit, ShippedIssueShareIsTheFitOfTheRecordedRuns) {
   EXPECT_GE(f.rows, 100u);
   EXPECT_NEAR(GpuModelParams{}.cuda_core_issue_share, f.share, 0.005)
       << "the shipped constant (include/gemvtune/model.hpp) is not the fit of the recorded runs";
-  EXPECT_LT(f.rms_log_error, 0.5 * err_before);
+  // The fit is a much better model than the old constant, and no worse than the fit of the
+  // term without rows per warp and lanes per row (RMS log error 0.26, shipped 0.26 until the ln knob).
+  EXPECT_LT(f.rms_log_error, 0.6 * err_before);
+  EXPECT_LT(f.rms_log_error, 0.26);
 }
 
 TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
