@@ -111,7 +111,15 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   if (!tc && m > 1 && !quantized) {
     const double x_cost = 2.0 * c.lanes_per_row / 32.0 / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * (1 + m + m * x_cost);
-    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.cuda_core_issue_share * balance) * 1e6;
+    // Each batch row's x load is waited for before its FMAs: with fewer than
+    // cuda_core_issue_warps warps on an SM too little else is ready to issue (fp32 M = 16 on the
+    // H200, 4096x14336: 2 warps along K, one 4-warp block per SM, 158 us; 4 along K, two blocks
+    // per SM, 87 us; same registers).
+    const double warps = std::max(1.0, resident_per_sm) * c.warps();
+    const double latency_hidden =
+        gpu.cuda_core_issue_warps > 0 ? std::min(1.0, warps / gpu.cuda_core_issue_warps) : 1.0;
+    const double compute_us =
+        ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.cuda_core_issue_share * latency_hidden * balance) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   }

@@ -35,6 +35,9 @@ struct GpuModelParams {
   // sweeps, fit_quantized_issue; tuner/model.cpp names the data).
   double quantized_issue_share = 0.28;
   double quantized_issue_warps = 8;  // 0: no warp term
+  // Dense CUDA cores at M > 1: the issue share holds with at least this many warps resident per
+  // SM, proportionally less with fewer (0: no warp term; tuner/model.cpp).
+  double cuda_core_issue_warps = 8;
 };
 
 struct ModelEstimate {
