@@ -284,6 +284,9 @@ KernelConfig misaligned_variant(const KernelConfig& c, int width) {
   KernelConfig al = with_vec_bytes(c, 8);  // tensor cores: the CUDA-core kernel of the same m tile
   al.vec_bytes = 16;
   al.aligned_body = true;
+  // The aligned body keeps 32 accumulators whatever the dtype (why_invalid_weights): an fp32
+  // config with 4 rows per warp at m tile 16 runs it with 2.
+  while (al.rows_per_warp > 1 && al.rows_per_warp * al.m_tile > kMaxAccumulators16) al.rows_per_warp /= 2;
   return why_invalid(al) ? with_vec_bytes(c, width) : al;
 }
 

@@ -117,6 +117,10 @@ TEST(Config, LanesPerRowRoundTripAndRules) {
   EXPECT_EQ(with_vec_bytes(c, 8).lanes_per_row, 32);
   EXPECT_EQ(misaligned_variant(c, 4).lanes_per_row, 32);
   EXPECT_TRUE(misaligned_variant(c, 4).aligned_body);
+  // The aligned body's 32 accumulators: fp32 r4 at m tile 16 runs it with 2 rows per warp.
+  const KernelConfig al = misaligned_variant(parse_config("t128_r4_kw4_v16_u2_sk1_cs_pdl_ln8_m16"), 4);
+  EXPECT_EQ(to_string(al), "t128_r2_kw4_v16_u2_sk1_cs_pdl_al_m16");
+  EXPECT_FALSE(why_invalid_weights(al, DType::f32, WeightFormat::dense));
   // In the space where it won: fp32 at M > 1; not bf16/fp16 (it lost every M = 2 pair).
   std::size_t ln8 = 0;
   for (const KernelConfig& x : search_space_for(DType::f32, {4096, 4096}, 16)) ln8 += x.lanes_per_row == 8;
