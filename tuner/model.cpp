@@ -94,6 +94,16 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double transfer_us = bytes / (sm_bw * sms * balance) * 1e6;
   double stream_us = transfer_us;
   double issue_us = 0;
+  // ops at `share` of the fp32 issue rate (128 lanes x clock per SM), scaled down by resident
+  // warps / issue_warps where fewer warps are resident (0: no warp term); the call takes at
+  // least that long.
+  const auto add_issue = [&](double ops, double share, double issue_warps) {
+    const double warps = std::max(1.0, resident_per_sm) * c.warps();
+    const double latency_hidden = issue_warps > 0 ? std::min(1.0, warps / issue_warps) : 1.0;
+    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * share * latency_hidden * balance) * 1e6;
+    issue_us = std::max(issue_us, compute_us);
+    stream_us = std::max(stream_us, compute_us);
+  };
   // CUDA cores at M > 1, fp32 issue at cuda_core_issue_share of 128 lanes x clock per SM. Per
   // weight element a conversion and m FMAs; per x element of each batch row a load and a
   // conversion, shared by the thread's rows_per_warp rows and, with ln < 32 lanes per row, by the
@@ -115,13 +125,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     // cuda_core_issue_warps warps on an SM too little else is ready to issue (fp32 M = 16 on the
     // H200, 4096x14336: 2 warps along K, one 4-warp block per SM, 158 us; 4 along K, two blocks
     // per SM, 87 us; same registers).
-    const double warps = std::max(1.0, resident_per_sm) * c.warps();
-    const double latency_hidden =
-        gpu.cuda_core_issue_warps > 0 ? std::min(1.0, warps / gpu.cuda_core_issue_warps) : 1.0;
-    const double compute_us =
-        ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.cuda_core_issue_share * latency_hidden * balance) * 1e6;
-    issue_us = std::max(issue_us, compute_us);
-    stream_us = std::max(stream_us, compute_us);
+    add_issue(ops, gpu.cuda_core_issue_share, gpu.cuda_core_issue_warps);
   }
   // The quantized family: per weight and batch row a byte permute and an FMA (int8 also a
   // subtract, fp8 conversions instead), per x element a conversion and (int4) a sum, shared by
@@ -144,13 +148,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     const double per_weight = tc ? 1.5
                                  : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
-    const double warps = std::max(1.0, resident_per_sm) * c.warps();
-    const double latency_hidden =
-        gpu.quantized_issue_warps > 0 ? std::min(1.0, warps / gpu.quantized_issue_warps) : 1.0;
-    const double compute_us =
-        ops / (sms * 128 * gpu.clock_ghz * 1e9 * gpu.quantized_issue_share * latency_hidden * balance) * 1e6;
-    issue_us = std::max(issue_us, compute_us);
-    stream_us = std::max(stream_us, compute_us);
+    add_issue(ops, gpu.quantized_issue_share, gpu.quantized_issue_warps);
   }
 
   // Split-K (measured on the H200: +1.3 us at 2 splits on small shapes, ~4% of the streaming
