@@ -207,7 +207,19 @@ bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuM
 }
 
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m, WeightFormat w) {
-  auto ranked = rank_by_model(search_space_for(t, s, m, w), t, s, gpu, w);
+  std::vector<KernelConfig> space = search_space_for(t, s, m, w);
+  // Dense bf16/fp16 at M > 1: the tensor-core family's best. The space holds CUDA-core configs
+  // there too (M = 2; the tuner measures both), but the model ranks them too well: in the H200
+  // sweeps of every preset shape at M = 2 (bench/results/sweeps/h200_batch_da60bb8.csv)
+  // its CUDA-core pick ran 1.09-1.48x the best config (2x4096x4096: 15.1 us, cuBLAS 12.5), its
+  // tensor-core pick 1.01-1.12x; tensor cores won 6 of the 7 shapes (1024x4096 by 2.5%).
+  if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
+    std::vector<KernelConfig> tc;
+    for (const KernelConfig& c : space)
+      if (c.family == Family::tensor_core) tc.push_back(c);
+    if (!tc.empty()) space = std::move(tc);
+  }
+  auto ranked = rank_by_model(std::move(space), t, s, gpu, w);
   if (!ranked.empty()) return ranked.front();
   KernelConfig c;  // tiny K: no config of the space is valid; fall back to a plain kernel
   c.vec_bytes = static_cast<int>(dtype_size(t));

@@ -97,7 +97,8 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
                                         const GpuModelParams& gpu, WeightFormat w = WeightFormat::dense);
 
 // The untuned default: the model's best config of the default search space for this shape
-// and batch M.
+// and batch M; for dense bf16/fp16 at M > 1, of its tensor-core configs where it has any (the
+// model's CUDA-core estimate at M = 2 is optimistic there: see model.cpp).
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1,
                             WeightFormat w = WeightFormat::dense);
 
