@@ -54,10 +54,9 @@
 
 // ---- kernel ----------------------------------------------------------------------------
 #define GEMV_WARPS (GEMV_THREADS / 32)
-#define GEMV_LK GEMV_LANES_PER_ROW
-#define GEMV_ROW_GROUPS (32 / GEMV_LK)  // rows one warp-wide load reads side by side
+#define GEMV_ROW_GROUPS (32 / GEMV_LANES_PER_ROW)  // rows one warp-wide load reads side by side
 #define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_ROWS_PER_WARP * GEMV_ROW_GROUPS)
-#if GEMV_LK != 32 && (GEMV_ALIGNED_BODY || GEMV_PREFETCH_L2)
+#if GEMV_LANES_PER_ROW != 32 && (GEMV_ALIGNED_BODY || GEMV_PREFETCH_L2)
 #error "lanes per row below 32 (ln) is a knob of the plain kernel without the L2 prefetch"
 #endif
 // Split boundaries fall on 128-byte lines so no warp load straddles two splits' lines.
@@ -358,6 +357,17 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
 }
 #endif  // GEMV_ALIGNED_BODY
 
+// acc[r][mi] += the products of row r's converted weights wf[r] and one x vector of batch row mi.
+__device__ __forceinline__ void fma_rows(const float (&wf)[GEMV_ROWS_PER_WARP][GEMV_VE], const vec_t& xv,
+                                         float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE], int mi) {
+  float xf[GEMV_VE];
+  vec_to_floats(xv, xf);
+#pragma unroll
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+#pragma unroll
+    for (int e = 0; e < GEMV_VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
+}
+
 // One trip of the plain kernel's body loop: warp-wide loads c, c + KW, ... (U of them) of every
 // row, all in flight before the first use. LAST: the warp's remaining loads, fewer than U whole
 // ones and the last, partial one (lanes below rest), still all in flight at once. They used to go
@@ -368,10 +378,11 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
                                                 long long ldx, int m, int c, int full_chunks, int rest, int lane,
                                                 bool& waited, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
-  constexpr int CHUNK = GEMV_LK * VE;  // elements of one row that one warp-wide load covers
-  // lane: the lane's place along its row (0..LK-1). In the last trip a load past the warp's end reads the slice's first vector instead (always
-  // there) and is zeroed before use: predicated loads and FMAs kept U predicates live and cost
-  // ptxas up to 30 registers per thread (u8: 96 -> 126), this way about none.
+  constexpr int CHUNK = GEMV_LANES_PER_ROW * VE;  // elements of one row that one warp-wide load covers
+  // lane: the lane's place along its row (0 .. lanes per row - 1). In the last trip a load past
+  // the warp's end reads the slice's first vector instead (always there) and is zeroed before
+  // use: predicated loads and FMAs kept U predicates live and cost ptxas up to 30 registers per
+  // thread (u8: 96 -> 126), this way about none.
   const auto ok = [&](int u) {
     const int cu = c + u * KW;
     return !LAST || cu < full_chunks || (cu == full_chunks && lane < rest);
@@ -432,26 +443,12 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) xv[mi] = load_x(xk + min(mi, m - 1) * ldx + offset(u));
 #pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        float xf[VE];
-        vec_to_floats(xv[mi], xf);
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-#pragma unroll
-          for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
-      }
+      for (int mi = 0; mi < MT; ++mi) fma_rows(wf, xv[mi], acc, mi);
     } else {
       // The last trip: a load past the warp's end is skipped, not zeroed (0 w * inf x is NaN).
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) {
-        if (mi < m && ok(u)) {
-          float xf[VE];
-          vec_to_floats(load_x(xk + mi * ldx + offset(u)), xf);
-#pragma unroll
-          for (int r = 0; r < R; ++r)
-#pragma unroll
-            for (int e = 0; e < VE; ++e) acc[r][mi] = fmaf(wf[r][e], xf[e], acc[r][mi]);
-        }
+        if (mi < m && ok(u)) fma_rows(wf, load_x(xk + mi * ldx + offset(u)), acc, mi);
       }
     }
   }
@@ -476,12 +473,12 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int MT = GEMV_M_TILE;
-  constexpr int CHUNK = GEMV_LK * VE;  // elements of one row that one warp-wide load covers
+  constexpr int CHUNK = GEMV_LANES_PER_ROW * VE;  // elements of one row that one warp-wide load covers
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int kw = warp % KW, row_group = warp / KW;
   const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * R * GEMV_ROW_GROUPS;  // the warp's first row
   // The lane's row group (sub) owns rows row0 + sub R .. + R - 1; kl: its place along them.
-  const int sub = lane / GEMV_LK, kl = lane % GEMV_LK;
+  const int sub = lane / GEMV_LANES_PER_ROW, kl = lane % GEMV_LANES_PER_ROW;
 
   // This block's slice of K.
   const int splits = gridDim.y;
@@ -520,7 +517,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const bool active = row0 < n;
 
   // Whole vectors past the last full warp-wide load: lanes below rest (kl) have one more.
-  const int rest = (ke - kb) / VE - full_chunks * GEMV_LK;
+  const int rest = (ke - kb) / VE - full_chunks * GEMV_LANES_PER_ROW;
   if (active) {
     int c = kw;
 #pragma unroll 1  // a trip already holds U loads per row in flight; unrolling more only adds registers
@@ -533,7 +530,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // Single elements past the last whole vector (K % VE), one per lane of each row group.
   if (active && kw == KW - 1) {
     const int vec_end = kb + (ke - kb) / VE * VE;
-    for (int e = vec_end + kl; e < ke; e += GEMV_LK) {
+    for (int e = vec_end + kl; e < ke; e += GEMV_LANES_PER_ROW) {
       float wf[R];
 #pragma unroll
       for (int r = 0; r < R; ++r) wf[r] = elem_to_float(wrow[r][e - kb - kl * VE]);
@@ -557,7 +554,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
-      for (int off = GEMV_LK / 2; off > 0; off >>= 1) acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
+      for (int off = GEMV_LANES_PER_ROW / 2; off > 0; off >>= 1)
+        acc[r][mi] += __shfl_xor_sync(0xffffffffu, acc[r][mi], off);
 
-  finish_cc_rows<R, MT, KW, GEMV_THREADS, GEMV_LK>(seg, acc, row0, m, n, lane, row_group, kw, partials, tickets);
+  finish_cc_rows<R, MT, KW, GEMV_THREADS, GEMV_LANES_PER_ROW>(seg, acc, row0, m, n, lane, row_group, kw, partials,
+                                                             tickets);
 }
