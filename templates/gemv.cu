@@ -432,13 +432,14 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
     float wf[R][VE];
 #pragma unroll
     for (int r = 0; r < R; ++r) vec_to_floats(wv[u][r], wf[r]);
-    if (!LAST && MT > 2) {
+    if (!LAST) {
       // All MT x loads of this step go out before the first FMA, without a branch: batch rows
       // mi >= m read row m - 1 (valid memory) into sums that are never written. Behind a branch
       // on mi < m each load waited for the FMAs of the one before: on the H200 at fp32 M = 16
-      // this took 28672x4096 from 254 to 185 us and 4096x4096 from 37 to 29 (best configs).
-      // ptxas hoists the x loads of the whole trip, so m tile x unroll x 16 bytes is held to
-      // 512 (why_invalid: no spills). At m tile <= 2 (bf16/fp16 CUDA cores) the old loop stays.
+      // this took 28672x4096 from 254 to 185 us and 4096x4096 from 37 to 29 (best configs), at
+      // bf16 M = 2 1024x4096 from 4.12 to 3.33 and 4096x4096 from 10.42 to 9.75 (then ahead of
+      // tensor cores). ptxas hoists the x loads of the whole trip, so m tile x unroll x 16
+      // bytes is held to 512 (why_invalid: no spills).
       vec_t xv[MT];
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi) xv[mi] = load_x(xk + min(mi, m - 1) * ldx + offset(u));
