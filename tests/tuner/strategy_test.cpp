@@ -271,3 +271,36 @@ TEST(Strategy, ModelGuidedOnTheRecordedH200Sweeps) {
   }
   EXPECT_EQ(shapes_checked, 17);  // 7 + 2 preset shapes and 8 small ones; the files are in the repository
 }
+
+// The same at M = 2 to 16 (h200_batch_da60bb8.csv: every config of the batched space of the
+// preset's shapes, bf16, both families at M = 2, tensor cores past it; recorded for the untuned
+// defaults at da60bb8): within 2% of the best on every pair (1.009x at worst, 16x28672x4096 and
+// 2x128256x4096), most on it.
+TEST(Strategy, ModelGuidedOnTheRecordedBatchedH200Sweeps) {
+  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h200_batch_da60bb8.csv";
+  int pairs = 0;
+  for (const std::string& text : recorded_shapes(csv)) {
+    const int m = std::stoi(text.substr(0, text.find('x')));
+    const Shape shape = parse_shape(text.substr(text.find('x') + 1));
+    const TimingTable table = recorded_table(csv, text);
+    std::vector<KernelConfig> s;
+    for (const auto& [config, us] : table) {
+      const KernelConfig c = parse_config(config);
+      if (!why_invalid_for(c, DType::bf16, shape, m)) s.push_back(c);
+    }
+    ASSERT_GE(s.size(), 500u) << text;
+    ++pairs;
+    const double bytes = 2.0 * static_cast<double>(shape.n) * shape.k;
+    const StrategyOptions options = strategy_options_for(s.size(), bytes);
+    TableMeasurer meas{&table, {}, {}};
+    const StrategyResult r = run_model_guided(rank_by_model(s, DType::bf16, shape, GpuModelParams{}), meas.fn(), options);
+    expect_consistent(r, meas);
+    ASSERT_TRUE(r.best);
+    const double best = table.at(table_minimum(table, s));
+    EXPECT_LE(r.measured[*r.best].time_us, best * 1.02)
+        << text << ": model strategy found " << to_string(r.measured[*r.best].config) << " "
+        << r.measured[*r.best].time_us << " us, the sweep's best is " << table_minimum(table, s) << " " << best << " us";
+    EXPECT_LE(r.measured.size(), model_budget(s.size(), options));
+  }
+  EXPECT_EQ(pairs, 19);  // bf16: the preset's 7 shapes at M = 2, and 12 pairs at M = 4, 8, 16
+}
