@@ -212,7 +212,10 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // there too (M = 2; the tuner measures both), but the model ranks them too well: in the H200
   // sweeps of every preset shape at M = 2 (bench/results/sweeps/h200_batch_da60bb8.csv)
   // its CUDA-core pick ran 1.09-1.48x the best config (2x4096x4096: 15.1 us, cuBLAS 12.5), its
-  // tensor-core pick 1.01-1.12x; tensor cores won 6 of the 7 shapes (1024x4096 by 2.5%).
+  // tensor-core pick 1.01-1.12x; tensor cores won 6 of the 7 shapes (1024x4096 by 2.5%). With
+  // x loaded first at m tile 2 (ab4aa0a) the CUDA cores' best won 1024x4096, 4096x4096 and
+  // 4096x14336, but not the model's CUDA-core pick (2x4096x4096: 13.1 us against this default's
+  // 11.2, raw/xf2probe_h200_sweeps_bf16_m2.tar.gz).
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;
     for (const KernelConfig& c : space)
