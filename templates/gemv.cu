@@ -501,8 +501,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     wrow[r] = row_weights(seg, min(row0 + sub * R + r, n - 1)) + kb + kl * VE;
   const elem_t* xk = x + kb + kl * VE;
 
-  // acc[r][mi]: row r of this warp times batch row mi. Batch rows mi >= m are never loaded
-  // (warp-uniform branch) and never written.
+  // acc[r][mi]: row sub R + r of this warp times batch row mi. Batch rows mi >= m are never
+  // written; the body's full trips read row m - 1 in their place (plain_body_trip), the rest
+  // skip them (warp-uniform branch).
   float acc[R][MT];
 #pragma unroll
   for (int r = 0; r < R; ++r)
