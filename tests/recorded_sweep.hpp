@@ -3,6 +3,7 @@
 // check the model and the strategies against recorded H200 measurements.
 #pragma once
 #include <fstream>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ inline std::vector<SweepRow> read_sweep_rows(const std::string& path) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+// A batched sweep's shape column, "MxNxK" (gemvtune-sweep's argument): (M, N x K).
+inline std::pair<int, std::string> split_batched_shape(const std::string& text) {
+  const auto x = text.find('x');
+  return {std::stoi(text.substr(0, x)), text.substr(x + 1)};
 }
 
 }  // namespace gemvtune::recorded

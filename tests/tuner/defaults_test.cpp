@@ -236,8 +236,8 @@ TEST(Defaults, SixteenBitBatchedDefaultsNearTheBestOfWholeSweeps) {
   ASSERT_EQ(points.size(), 21u);
   for (const auto& [key, us] : points) {
     const std::string& text = key.first;
-    const int m = std::stoi(text.substr(0, text.find('x')));
-    const Shape shape = parse_shape(text.substr(text.find('x') + 1));
+    const auto [m, nk] = recorded::split_batched_shape(text);
+    const Shape shape = parse_shape(nk);
     const DType t = parse_dtype(key.second);
     const KernelConfig d = default_config(t, shape, {}, m);
     double best = INFINITY;
@@ -249,7 +249,9 @@ TEST(Defaults, SixteenBitBatchedDefaultsNearTheBestOfWholeSweeps) {
     std::printf("[gemvtune] %-16s %s default %-40s %.3fx the best\n", text.c_str(), key.second.c_str(),
                 to_string(d).c_str(), ratio);
     EXPECT_LE(ratio, long_k ? 1.25 : kWithin) << text << " " << key.second << ": default " << to_string(d);
-    if (m == 2) EXPECT_EQ(d.family, Family::tensor_core) << text;
+    if (m == 2) {
+      EXPECT_EQ(d.family, Family::tensor_core) << text;
+    }
   }
 }
 

@@ -287,8 +287,8 @@ TEST(Strategy, ModelGuidedOnTheRecordedBatchedH200Sweeps) {
   const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h200_batch_da60bb8.csv";
   int pairs = 0;
   for (const std::string& text : recorded_shapes(csv)) {
-    const int m = std::stoi(text.substr(0, text.find('x')));
-    const Shape shape = parse_shape(text.substr(text.find('x') + 1));
+    const auto [m, nk] = recorded::split_batched_shape(text);
+    const Shape shape = parse_shape(nk);
     expect_model_guided_near_best(csv, text, shape, m, 500, 2.0 * static_cast<double>(shape.n) * shape.k);
     ++pairs;
   }
