@@ -83,9 +83,27 @@ __device__ __forceinline__ void mma_16816(float* d, unsigned a0, unsigned a1, un
 }
 
 // The two mma steps of one 32-element chunk: lo/hi are the 16-byte loads of rows g and g+8.
-__device__ __forceinline__ void mma_chunk(float* d, const uint4& lo, const uint4& hi, const uint4& xv) {
-  mma_16816(d, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
-  mma_16816(d, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
+// The steps go to two accumulators (summed at the end): at m = 16 a chain of dependent mma held
+// each warp's next loads back, and two chains ran 16x6144x4096 in 15.2 us instead of 15.6 on
+// the H200 (bench/results/h200.md, "Tensor cores at M = 4 to 16: what holds them back").
+__device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4& xv) {
+  mma_16816(d0, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
+  mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
+}
+
+// 16 bytes of weights. A warp's load asks for 64-byte halves of eight rows' 128-byte lines
+// (the other halves come with the next chunk); the L2::128B prefetch size has L2 fetch each
+// whole line at the first request. On the H200 that made every swept (shape, M) pair 0.5-3%
+// faster (2x28672x4096 55.3 -> 53.7 us); L2::256B made them slower.
+__device__ __forceinline__ uint4 load_tc_weights(const elem_t* p) {
+  uint4 v;
+#if GEMV_STREAMING
+  asm("ld.global.cs.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#else
+  asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#endif
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
 }
 
 // 8 elements at p[0..7] with those at or past `count` read as zero (K tails: zero in both W
@@ -132,13 +150,13 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + t * 8;
   }
 
-  float acc[R][NT][4];
+  float acc[R][NT][4], acc2[R][NT][4];  // the two mma chains of each tile (mma_chunk)
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[i][nt][j] = 0.f;
+      for (int j = 0; j < 4; ++j) acc[i][nt][j] = acc2[i][nt][j] = 0.f;
 
   bool waited = !GEMV_PDL;
 #if GEMV_PDL
@@ -160,7 +178,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c0 + u) * CHUNK);
+          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u) * CHUNK);
       if (!waited) {
 #if GEMV_PREFETCH_L2
         // This warp's later runs: lane t asks for every 4th 128-byte line of each, per row.
@@ -186,7 +204,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
     // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
     // ...: at most LU per warp), in one predicated trip with every load issued before the
@@ -208,7 +226,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_weights(wr[i][h] + (c0 + u * KW) * CHUNK);
+            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u * KW) * CHUNK);
       }
       if (!waited) {
         wait_for_previous_grid();
@@ -226,7 +244,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+            for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
   }
   if (!waited) wait_for_previous_grid();
@@ -245,7 +263,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       for (int nt = 0; nt < NT; ++nt) {
         const uint4 xv = xok[nt] ? load_partial<true>(xr[nt] + off, count) : zero;
 #pragma unroll
-        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], wv[i][0], wv[i][1], xv);
+        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv);
       }
     }
   }
@@ -253,5 +271,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   allow_next_grid();
 #endif
 
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][nt][j] += acc2[i][nt][j];
   finish_tc_tiles<R, NT, KW, GEMV_THREADS>(seg, acc, row0, m, n, partials, tickets);
 }
