@@ -75,6 +75,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double stage_chunks = quantized && tc ? 2.0 : 1.0;
   const double chunk_elems = tc ? (quantized ? 128 * stage_chunks : 32) : c.lanes_per_row * elems_per_vec;
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
+  // Dense tensor cores: the kernel's own loads in flight do not follow the unroll knob (ptxas
+  // unrolls the run loop to about four chunks a trip at unroll 1, 2 and 4; SASS of 098a33f),
+  // but modelling them as four chunks made the defaults worse on the recorded sweeps
+  // (bench/results/h200.md, "what holds the tensor-core kernel back"): here the unroll credit
+  // stands in for what u1's lines split between warps and u4's registers cost.
   const double loads = std::min<double>(c.unroll, chunks);
   const double warp_bytes =
       32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
