@@ -268,7 +268,12 @@ int cmd_explain(const std::vector<std::string>& args) {
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
          fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " + fixed("%.0f", model.latency_ns) +
              " ns latency (assumed) / " + std::to_string(gpu.sm_count) + " SMs; " + kb(e.warp_bytes) + " per warp" +
-             (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "")});
+             (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "") +
+             // The model's per-warp bytes follow the unroll knob; the SASS does not (bench/results/h200.md,
+             // "what holds the tensor-core kernel back").
+             (config.family == Family::tensor_core && !is_quantized(weights)
+                  ? "; per warp as the unroll says: ptxas issues about four chunks a trip at unroll 1, 2 and 4"
+                  : "")});
   if (cubin)
     t.add({"cubin", std::to_string(cubin->registers) + " registers, " + std::to_string(cubin->stack_frame_bytes) +
                         " bytes stack, " + std::to_string(cubin->shared_bytes) + " bytes shared memory a block, " +
