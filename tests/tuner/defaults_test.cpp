@@ -224,36 +224,52 @@ TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
   EXPECT_GE(measured, 90);
 }
 
+// For every (M x N x K, dtype) pair of a recorded batched sweep (every config of the space
+// measured on the H200; at least min_rows of them): the untuned default is measured there and
+// within `bound(text, shape, m)` of the best; returns the pairs checked, each passed to `also`
+// with its default.
+template <typename Bound, typename Also>
+static std::size_t expect_batched_defaults_near_best(const char* file, std::size_t min_rows, Bound bound,
+                                                     Also also) {
+  const auto rows = recorded::read_sweep_rows(kResults + "sweeps/" + file);
+  EXPECT_GE(rows.size(), min_rows) << "missing or short sweeps/" << file;
+  // (MxNxK, dtype) -> config -> us
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> points;
+  for (const auto& r : rows) points[{r.shape, r.dtype}][r.config] = r.us;
+  for (const auto& [key, us] : points) {
+    const std::string& text = key.first;
+    const auto [m, nk] = recorded::split_batched_shape(text);
+    const Shape shape = parse_shape(nk);
+    const KernelConfig d = default_config(parse_dtype(key.second), shape, {}, m);
+    double best = INFINITY;
+    for (const auto& [c, v] : us) best = std::min(best, v);
+    const auto found = us.find(to_string(d));
+    EXPECT_NE(found, us.end()) << text << " " << key.second << ": default " << to_string(d) << " not in " << file;
+    if (found == us.end()) continue;
+    const double ratio = found->second / best;
+    std::printf("[gemvtune] %-16s %s default %-40s %.3fx the best\n", text.c_str(), key.second.c_str(),
+                to_string(d).c_str(), ratio);
+    EXPECT_LE(ratio, bound(text, shape, m)) << text << " " << key.second << ": default " << to_string(d);
+    also(m, d);
+  }
+  return points.size();
+}
+
 TEST(Defaults, SixteenBitBatchedDefaultsNearTheBestOfWholeSweeps) {
   // Every config of the space measured on the H200 (da60bb8; bf16 at M = 2, 4, 8, 16 on the
   // preset's shapes, fp16 at M = 8 on two): the default is measured there and within kWithin
   // of the best, but on 4096x14336 at M >= 8 (the model takes u4 without split-K; u2 with 2
   // splits wins: 1.21x and 1.23x). At M = 2 the default is a tensor-core config: the model's
   // CUDA-core pick ran 1.09-1.48x the best there (2x4096x4096 15.1 us, the best 10.2).
-  const auto rows = recorded::read_sweep_rows(kResults + "sweeps/h200_batch_da60bb8.csv");
-  ASSERT_GE(rows.size(), 10000u) << "missing sweeps/h200_batch_da60bb8.csv";
-  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> points;  // (MxNxK, dtype) -> config -> us
-  for (const auto& r : rows) points[{r.shape, r.dtype}][r.config] = r.us;
-  ASSERT_EQ(points.size(), 21u);
-  for (const auto& [key, us] : points) {
-    const std::string& text = key.first;
-    const auto [m, nk] = recorded::split_batched_shape(text);
-    const Shape shape = parse_shape(nk);
-    const DType t = parse_dtype(key.second);
-    const KernelConfig d = default_config(t, shape, {}, m);
-    double best = INFINITY;
-    for (const auto& [c, v] : us) best = std::min(best, v);
-    const auto found = us.find(to_string(d));
-    ASSERT_NE(found, us.end()) << text << " " << key.second << ": default " << to_string(d) << " not in the sweep";
-    const double ratio = found->second / best;
-    const bool long_k = shape.k == 14336 && m >= 8;
-    std::printf("[gemvtune] %-16s %s default %-40s %.3fx the best\n", text.c_str(), key.second.c_str(),
-                to_string(d).c_str(), ratio);
-    EXPECT_LE(ratio, long_k ? 1.25 : kWithin) << text << " " << key.second << ": default " << to_string(d);
+  const auto long_k = [](const std::string&, const Shape& shape, int m) {
+    return shape.k == 14336 && m >= 8 ? 1.25 : kWithin;
+  };
+  const auto tensor_cores_at_m2 = [](int m, const KernelConfig& d) {
     if (m == 2) {
-      EXPECT_EQ(d.family, Family::tensor_core) << text;
+      EXPECT_EQ(d.family, Family::tensor_core) << to_string(d);
     }
-  }
+  };
+  EXPECT_EQ(expect_batched_defaults_near_best("h200_batch_da60bb8.csv", 10000, long_k, tensor_cores_at_m2), 21u);
 }
 
 TEST(Defaults, SixteenBitBatchedDefaultsOnTheSweepsOfTheCurrentTensorCoreKernel) {
@@ -262,23 +278,10 @@ TEST(Defaults, SixteenBitBatchedDefaultsOnTheSweepsOfTheCurrentTensorCoreKernel)
   // but where the model keeps K in one split (4096x14336 at M = 16, 1.21x: two splits win; 6144x4096
   // at M = 4, 1.21x: two tiles a warp and two splits win) or takes unroll 4 at 134 registers
   // (28672x4096 at M = 16, 1.16x: three blocks an SM where unroll 2 keeps four): bound 1.25 there.
-  const auto rows = recorded::read_sweep_rows(kResults + "sweeps/h200_batch_098a33f_pdl.csv");
-  ASSERT_GE(rows.size(), 3000u) << "missing sweeps/h200_batch_098a33f_pdl.csv";
-  std::map<std::string, std::map<std::string, double>> points;  // MxNxK -> config -> us
-  for (const auto& r : rows) points[r.shape][r.config] = r.us;
-  ASSERT_EQ(points.size(), 11u);
   const std::set<std::string> known = {"16x4096x14336", "4x6144x4096", "16x28672x4096"};
-  for (const auto& [text, us] : points) {
-    const auto [m, nk] = recorded::split_batched_shape(text);
-    const KernelConfig d = default_config(DType::bf16, parse_shape(nk), {}, m);
-    double best = INFINITY;
-    for (const auto& [c, v] : us) best = std::min(best, v);
-    const auto found = us.find(to_string(d));
-    ASSERT_NE(found, us.end()) << text << ": default " << to_string(d) << " not in the sweep";
-    const double ratio = found->second / best;
-    std::printf("[gemvtune] %-16s default %-40s %.3fx the best\n", text.c_str(), to_string(d).c_str(), ratio);
-    EXPECT_LE(ratio, known.count(text) ? 1.25 : kWithin) << text << ": default " << to_string(d);
-  }
+  const auto bound = [&](const std::string& text, const Shape&, int) { return known.count(text) ? 1.25 : kWithin; };
+  const auto nothing_more = [](int, const KernelConfig&) {};
+  EXPECT_EQ(expect_batched_defaults_near_best("h200_batch_098a33f_pdl.csv", 3000, bound, nothing_more), 11u);
 }
 
 TEST(Defaults, ModelStrategyFirstRoundHoldsBothFamilies) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "gemvtune/model.hpp"
@@ -279,20 +280,31 @@ TEST(Strategy, ModelGuidedOnTheRecordedH200Sweeps) {
   EXPECT_EQ(shapes_checked, 17);  // 7 + 2 preset shapes and 8 small ones; the files are in the repository
 }
 
+// expect_model_guided_near_best on every (M, shape) pair of a recorded batched sweep (shape
+// column "MxNxK"), within `within` of the best or the pair's own bound in `bounds`; returns the
+// number of pairs checked.
+static int expect_model_guided_on_batched_sweep(const char* file, std::size_t min_space,
+                                                const std::map<std::string, double>& bounds = {}) {
+  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/" + file;
+  int pairs = 0;
+  for (const std::string& text : recorded_shapes(csv)) {
+    const auto [m, nk] = recorded::split_batched_shape(text);
+    const Shape shape = parse_shape(nk);
+    const auto bound = bounds.find(text);
+    expect_model_guided_near_best(csv, text, shape, m, min_space, 2.0 * static_cast<double>(shape.n) * shape.k,
+                                  bound == bounds.end() ? 1.02 : bound->second);
+    ++pairs;
+  }
+  return pairs;
+}
+
 // The same at M = 2 to 16 (h200_batch_da60bb8.csv: every config of the batched space of the
 // preset's shapes, bf16, both families at M = 2, tensor cores past it; recorded for the untuned
 // defaults at da60bb8): within 2% of the best on every pair (1.009x at worst, 16x28672x4096 and
 // 2x128256x4096), most on it.
 TEST(Strategy, ModelGuidedOnTheRecordedBatchedH200Sweeps) {
-  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h200_batch_da60bb8.csv";
-  int pairs = 0;
-  for (const std::string& text : recorded_shapes(csv)) {
-    const auto [m, nk] = recorded::split_batched_shape(text);
-    const Shape shape = parse_shape(nk);
-    expect_model_guided_near_best(csv, text, shape, m, 500, 2.0 * static_cast<double>(shape.n) * shape.k);
-    ++pairs;
-  }
-  EXPECT_EQ(pairs, 19);  // bf16: the preset's 7 shapes at M = 2, and 12 pairs at M = 4, 8, 16
+  // bf16: the preset's 7 shapes at M = 2, and 12 pairs at M = 4, 8, 16
+  EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_da60bb8.csv", 500), 19);
 }
 
 // The same on the kernel of 098a33f (L2::128B weight loads, two mma chains per tile):
@@ -301,14 +313,5 @@ TEST(Strategy, ModelGuidedOnTheRecordedBatchedH200Sweeps) {
 // the best but on 2x4096x4096, where the walk stops at a CUDA-core config 2.1% slower than the
 // best (t128_r1_kw1_u2, which the model ranks low; the bench's tune of that lease missed it too).
 TEST(Strategy, ModelGuidedOnTheRecordedBatchedSweepsOfTheCurrentTensorCoreKernel) {
-  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h200_batch_098a33f_pdl.csv";
-  int pairs = 0;
-  for (const std::string& text : recorded_shapes(csv)) {
-    const auto [m, nk] = recorded::split_batched_shape(text);
-    const Shape shape = parse_shape(nk);
-    expect_model_guided_near_best(csv, text, shape, m, 250, 2.0 * static_cast<double>(shape.n) * shape.k,
-                                  text == "2x4096x4096" ? 1.025 : 1.02);
-    ++pairs;
-  }
-  EXPECT_EQ(pairs, 11);
+  EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_098a33f_pdl.csv", 250, {{"2x4096x4096", 1.025}}), 11);
 }
