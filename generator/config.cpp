@@ -38,7 +38,7 @@ bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
          hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
-         m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row;
+         m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row && ring == o.ring;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -48,6 +48,7 @@ std::string to_string(const KernelConfig& c) {
                   (c.hint == LoadHint::streaming ? "_cs" : "_nc");
   if (c.pdl) s += "_pdl";
   if (c.prefetch_l2) s += "_pf";
+  if (c.ring) s += "_ring";
   if (c.aligned_body) s += "_al";
   if (c.lanes_per_row != 32) s += "_ln" + std::to_string(c.lanes_per_row);
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
@@ -57,7 +58,7 @@ std::string to_string(const KernelConfig& c) {
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_m8, ..._cs_ln8_m16 or "
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_pdl_ring, ..._cs_m8, ..._cs_ln8_m16 or "
                            "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16)");
   };
   std::vector<std::string_view> fields;
@@ -86,7 +87,7 @@ KernelConfig parse_config(std::string_view text) {
     if (c.m_tile == 1) throw bad("an m tile of 1 is written by leaving the field out");
     fields.pop_back();
   }
-  if (fields.size() < 7 || fields.size() > 11) throw bad("expected 7 to 11 fields separated by '_'");
+  if (fields.size() < 7 || fields.size() > 12) throw bad("expected 7 to 12 fields separated by '_'");
   struct Num { const char* prefix; int* out; };
   const Num nums[] = {{"t", &c.threads}, {"r", &c.rows_per_warp}, {"kw", &c.k_warps},
                       {"v", &c.vec_bytes}, {"u", &c.unroll}, {"sk", &c.split_k}};
@@ -99,13 +100,15 @@ KernelConfig parse_config(std::string_view text) {
   if (fields[6] == "cs") c.hint = LoadHint::streaming;
   else if (fields[6] == "nc") c.hint = LoadHint::readonly;
   else throw bad("load hint '" + std::string(fields[6]) + "' must be cs or nc");
-  // After the load hint, in this order and each at most once: pdl, pf (only after pdl), al.
+  // After the load hint, in this order and each at most once: pdl, pf (only after pdl), ring, al,
+  // ln.
   std::size_t i = 7;
   if (i < fields.size() && fields[i] == "pdl") c.pdl = true, ++i;
   if (i < fields.size() && fields[i] == "pf") {
     if (!c.pdl) throw bad("field 'pf' must follow pdl");
     c.prefetch_l2 = true, ++i;
   }
+  if (i < fields.size() && fields[i] == "ring") c.ring = true, ++i;
   if (i < fields.size() && fields[i] == "al") c.aligned_body = true, ++i;
   if (i < fields.size() && fields[i].substr(0, 2) == "ln") {
     positive(fields[i].substr(2), fields[i], &c.lanes_per_row);
@@ -113,7 +116,7 @@ KernelConfig parse_config(std::string_view text) {
     ++i;
   }
   if (i < fields.size())
-    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl), al or ln, in that order");
+    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl), ring, al or ln, in that order");
   return c;
 }
 
@@ -144,6 +147,7 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
   if (c.lanes_per_row != 32 && (c.family != Family::cuda_core || c.aligned_body || c.prefetch_l2))
     return "lanes per row (ln) below 32 is a knob of the plain CUDA-core kernel, without al or pf";
   if (c.family == Family::tensor_core) {
+    if (c.ring) return "the ring is a knob of the quantized CUDA-core family, not of tensor cores";
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
       return "tensor cores take 1, 2 or 4 16-row tiles per warp, not " + to_string(c.rows_per_warp);
@@ -152,6 +156,22 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     if (in_flight > kMaxBytesInFlightPerThreadTc)
       return "2 rows x tiles x unroll x 16 = " + to_string(in_flight) + " bytes per thread exceeds the " +
              to_string(kMaxBytesInFlightPerThreadTc) + "-byte register budget";
+    return std::nullopt;
+  }
+  if (c.ring) {
+    // The ring holds the bytes in flight in shared memory, not registers, and consumes one
+    // stage (one 16-byte load per row) at a time, so the register and x-per-trip budgets below
+    // do not apply; its static shared memory does.
+    if (c.vec_bytes != 16 || c.aligned_body || c.prefetch_l2 || c.lanes_per_row != 32)
+      return "the ring is a knob of the quantized CUDA-core family: 16-byte loads, 32 lanes a row, no al or pf";
+    if (ring_shared_bytes(c) > kMaxStaticSharedBytes - 1024)
+      return "ring: " + to_string(c.warps()) + " warps x (unroll " + to_string(c.unroll) + " + 1) x " +
+             to_string(c.rows_per_warp) + " rows x 512 bytes = " + to_string(ring_shared_bytes(c)) +
+             " bytes of shared memory, more than a block's static " + to_string(kMaxStaticSharedBytes / 1024 - 1) +
+             " KB";
+    if (c.rows_per_warp * c.m_tile > kMaxAccumulators)
+      return "rows x m tile = " + to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
+             to_string(kMaxAccumulators);
     return std::nullopt;
   }
   const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
@@ -181,8 +201,13 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.family == Family::cuda_core && !wide && c.rows_per_warp * c.m_tile > kMaxAccumulators16)
     return "rows x m tile = " + std::to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
            std::to_string(kMaxAccumulators16) + " (64 only for dense fp32 without al)";
+  if (c.ring && !is_quantized(weights))
+    return "the ring is a knob of the 8-bit quantized weights (int8, fp8, fp8t), not of dense " +
+           std::string(to_string(t)) + " weights";
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
+  if (c.ring && is_int4(weights))
+    return f + " weights take no ring on CUDA cores (int4g128's ring is the tensor-core family's)";
   const bool tc = c.family == Family::tensor_core;
   if (tc && weights != WeightFormat::int4_g128)
     return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
@@ -203,6 +228,8 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.aligned_body) return f + " weights: the quantized families have no aligned body (al)";
   return std::nullopt;
 }
+
+int ring_shared_bytes(const KernelConfig& c) { return c.warps() * (c.unroll + 1) * c.rows_per_warp * 512; }
 
 int int4_tc_shared_bytes(const KernelConfig& c) {
   const int n_tiles = (c.m_tile + 7) / 8;
@@ -295,6 +322,10 @@ KernelConfig with_vec_bytes(KernelConfig c, int width) {
   c.vec_bytes = width;
   c.aligned_body = false;  // 16-byte loads only
   c.lanes_per_row = 32;    // narrow loads: each row's lanes as wide as they can be
+  if (c.ring) {            // the ring copies 16 bytes a lane: register trips of the same knobs
+    c.ring = false;
+    while (c.rows_per_warp * c.unroll * c.vec_bytes > kMaxBytesInFlightPerThread && c.unroll > 1) c.unroll /= 2;
+  }
   if (c.family == Family::tensor_core) {
     c.family = Family::cuda_core;
     c.rows_per_warp = 1;

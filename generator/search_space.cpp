@@ -76,6 +76,29 @@ void add_quantized(int m, std::vector<KernelConfig>& out) {
               if (!why_invalid(c)) out.push_back(c);
             }
 }
+// 8-bit weights through the shared-memory ring (ring): in H200 sweeps of every ring config of
+// int8 and fp8 at M = 1 (bench/results/h200.md, "The ring"), the winners held 1 or 2 rows per
+// warp, one warp along K, 64 or 128 threads and 2 to 8 stages ahead; more warps along K lost
+// 10-50% (each warp's ring then covers too little of a row). So 144 configs next to the 864
+// register-trip ones.
+void add_ring(int m, std::vector<KernelConfig>& out) {
+  for (int threads : {64, 128})
+    for (int rows : {1, 2, 4})
+      for (int unroll : {2, 4, 8})
+        for (bool pdl : {false, true})
+          for (int split : kBatchedSplitK) {
+            KernelConfig c;
+            c.threads = threads;
+            c.rows_per_warp = rows;
+            c.vec_bytes = 16;
+            c.unroll = unroll;
+            c.split_k = split;
+            c.pdl = pdl;
+            c.ring = true;
+            c.m_tile = m;
+            if (!why_invalid(c)) out.push_back(c);
+          }
+}
 
 // Aligned-body (al) variants of the CUDA-core configs, for rows that are not 16-byte aligned
 // (K x element size not a multiple of 16: the tuner's own W has ld = K). Streaming loads with
@@ -100,6 +123,7 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
   std::vector<KernelConfig> out;
   if (is_quantized(weights)) {
     add_quantized(m, out);
+    if (!is_int4(weights)) add_ring(m, out);
     // int4g128 on tensor cores (templates/gemv_qtc.cu) for bf16/fp16: the knobs of the dense
     // tensor-core family, where the kernel's ring of chunks fits in shared memory.
     if (weights == WeightFormat::int4_g128 && t != DType::f32) add_batched(t, m, Family::tensor_core, out);

@@ -68,6 +68,8 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
     if (auto why = why_invalid_for(code, t, Shape{1, 1024}, code.m_tile, w))
       throw InvalidArgument("config " + to_string(c) + ": " + *why);
   }
+  if (c.ring && !is_quantized(w))
+    throw InvalidArgument("config " + to_string(c) + ": " + *why_invalid_weights(c, t, w));
   if (c.vec_bytes < static_cast<int>(dtype_size(t)))
     throw InvalidArgument("config " + to_string(c) + ": vector narrower than one " +
                           std::string(to_string(t)) + " element");
@@ -92,6 +94,7 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
   if (c.lanes_per_row != 32) out << "#define GEMV_LANES_PER_ROW " << c.lanes_per_row << "\n";
   if (is_quantized(w))
     out << "#define GEMV_WFORMAT " << format_code(w) << "\n"
+        << "#define GEMV_Q_RING " << (c.ring ? 1 : 0) << "\n"
         << "#define GEMV_GROUP " << (is_int4(w) ? group_size(w) : 0) << "\n";
   out << templates::get("prelude.cu") << templates::get(family_template(c.family, w));
   return out.str();

@@ -37,6 +37,9 @@
 #ifndef GEMV_WFORMAT
 #define GEMV_WFORMAT 4
 #endif
+#ifndef GEMV_Q_RING
+#define GEMV_Q_RING 0  // weights through a shared-memory ring (cp.async) instead of register trips
+#endif
 #if GEMV_WFORMAT == 0
 #error "gemv_q.cu is the family of quantized weight formats (GEMV_WFORMAT 1..4)"
 #endif
@@ -161,6 +164,56 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #endif
   const bool active = row0 < n;
 
+  const int rest = (ke - kb - full_chunks * CHUNK) / QK;
+#if GEMV_Q_RING
+  // The ring: this warp's chunks kw, kw + KW, ... go global -> shared by cp.async, U stages
+  // ahead of the one being consumed, in a ring of U + 1 slots of R rows x 512 bytes. Each lane
+  // copies and later reads its own 16 bytes of each row, so wait_group alone makes them visible
+  // (no barrier). The bytes in flight hold no registers: the register trips above keep U x R
+  // loads in registers until the trip's arithmetic is done, and during that arithmetic the warp
+  // has nothing in flight.
+  __shared__ __align__(16) uint4 ring[GEMV_WARPS][U + 1][R][32];
+  const unsigned long long policy = evict_first_policy();
+  const int total = full_chunks + (rest > 0 ? 1 : 0);
+  const int mine = active && kw < total ? (total - kw + KW - 1) / KW : 0;
+  const unsigned ring_lane = shared_address(&ring[warp][0][0][lane]);
+  constexpr unsigned SLOT_BYTES = R * 32 * 16;
+  // Stage i of mine into slot `slot`; a group is committed even when empty, so that
+  // wait_group<U> always means "stage i has arrived".
+  const auto issue = [&](int i, int slot) {
+    const int cu = kw + i * KW;
+    if (i < mine && (cu < full_chunks || lane < rest)) {
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        copy16_async(ring_lane + slot * SLOT_BYTES + r * 32 * 16, wrow[r] + q_byte(cu * CHUNK), policy);
+    }
+    async_commit();
+  };
+#pragma unroll
+  for (int i = 0; i < U; ++i) issue(i, i);
+  int slot = 0, next = U;  // the slot consumed now, the slot the next issue fills
+  for (int i = 0; i < mine; ++i) {
+    issue(i + U, next);
+    next = next == U ? 0 : next + 1;
+    async_wait<U>();
+    if (!waited) {
+      wait_for_previous_grid();
+      waited = true;
+    }
+    const int cu = kw + i * KW;
+    if (cu < full_chunks || lane < rest) {
+      uint4 wv[R];
+      group_t gv[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) wv[r] = ring[warp][slot][r][lane];
+      const int e = kb + cu * CHUNK + lane * QK;
+      load_groups(gv, e);
+      consume(wv, gv, e);
+    }
+    slot = slot == U ? 0 : slot + 1;
+  }
+  async_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)
+#else
   int c = kw;
   if (active) {
     for (; c + (U - 1) * KW < full_chunks; c += U * KW) {
@@ -188,7 +241,6 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     // configs whose unrolled stride does not divide K 1.3-2x slower on the H200 (bf16
     // 256000 x 3584, 6-7 chunks a row after the loop: 537 us against 400); not yet measured
     // here. A load that is not ok is not issued: nothing is read past the split or the row.
-    const int rest = (ke - kb - full_chunks * CHUNK) / QK;
     if (c < full_chunks + (rest > 0 ? 1 : 0)) {
       bool ok[U];
 #pragma unroll
@@ -215,6 +267,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         if (ok[u]) consume(wv[u], gv[u], kb + (c + u * KW) * CHUNK + lane * QK);
     }
   }
+#endif  // GEMV_Q_RING
   if (!waited) wait_for_previous_grid();
 #if !GEMV_Q_GROUPED
   // Single elements past the last whole 16-byte load (int8, fp8; K not a multiple of 16). int4

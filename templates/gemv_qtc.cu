@@ -140,21 +140,6 @@ __device__ __forceinline__ void qtc_x_pairs(const uint4& v, unsigned* xp) {
   xp[3] = __byte_perm(v.y, v.w, 0x7632);
 }
 
-// ---- cp.async: 16 bytes global -> shared, completion tracked per thread in commit groups ----
-__device__ __forceinline__ void qtc_copy16(unsigned dst, const void* src, unsigned long long policy) {
-#if GEMV_STREAMING
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "l"(policy)
-               : "memory");
-#else
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-#endif
-}
-__device__ __forceinline__ void qtc_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void qtc_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
@@ -227,7 +212,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const unsigned bias = GEMV_QTC_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
   unsigned long long policy = 0;
 #if GEMV_STREAMING
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  policy = evict_first_policy();
 #endif
   constexpr unsigned ROW_BYTES = 8 * 16, TILE_BYTES = 16 * ROW_BYTES, STAGE_BYTES = R * TILE_BYTES;
   // This lane's destination in stage 0 for copy p of tile 0: row 4 p + lane / 8, whose parity
@@ -244,9 +229,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         for (int i = 0; i < R; ++i)
 #pragma unroll
           for (int p = 0; p < 4; ++p)
-            qtc_copy16(dst + i * TILE_BYTES + 4 * p * ROW_BYTES, wp[i][p] + static_cast<long long>(j) * W_STEP, policy);
+            copy16_async(dst + i * TILE_BYTES + 4 * p * ROW_BYTES, wp[i][p] + static_cast<long long>(j) * W_STEP, policy);
     }
-    qtc_commit();
+    async_commit();
   };
 
   float acc[R][NT][4];
@@ -336,7 +321,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     for (; j < mine && cbase < c1;
          ++j, cbase += STAGE_STEP, slot = slot == U ? 0 : slot + 1, ahead = ahead == U ? 0 : ahead + 1) {
       issue(j + U, ahead);  // into the slot of stage j - 1, which every lane is done with
-      qtc_wait<U>();        // stage j is in the ring: this lane's copies ...
+      async_wait<U>();        // stage j is in the ring: this lane's copies ...
       __syncwarp();         // ... and the other lanes'
 #pragma unroll
       for (int cc = 0; cc < SC; ++cc) {
@@ -428,7 +413,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       __syncwarp();  // every lane is done with this slot before the next issue refills it
     }
   }
-  qtc_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)
+  async_wait<0>();  // nothing in flight past the end (the empty groups of the last issues)
 #if !GEMV_PDL
   allow_next_grid();
 #endif

@@ -257,6 +257,28 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(a) : "l"(p));
   return a;
 }
+// ---- cp.async: 16 bytes global -> shared, completion tracked per thread in commit groups ----
+// The rings of the quantized families (gemv_qtc.cu, and gemv_q.cu's ring): bytes in flight that
+// hold no registers. Under the streaming hint the copies carry an L2 evict-first policy.
+__device__ __forceinline__ unsigned long long evict_first_policy() {
+  unsigned long long policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ void copy16_async(unsigned dst, const void* src, unsigned long long policy) {
+#if GEMV_STREAMING
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "l"(policy)
+               : "memory");
+#else
+  (void)policy;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 // The float at p (a __shared__ address of this block) in block `rank` of the cluster.
 __device__ __forceinline__ float cluster_load(const float* p, unsigned rank) {
 #if __CUDA_ARCH__ >= 900

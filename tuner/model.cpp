@@ -56,20 +56,28 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double rows = c.rows_per_warp;
   if (quantized && tc) {
     regs = 36 + 32 * rows + (n_tiles - 1) * rows * 4;
+  } else if (quantized && c.ring) {
+    // The ring keeps the weights in flight in shared memory: 52-55 registers at 1 row, 76-80 at
+    // 2, 111-116 at 4, whatever the unroll (int8 and fp8, NVRTC 13.0, sm_90).
+    regs = 36 + 20 * rows + (m > 1 ? rows * (m - 1) : 0);
   } else if (quantized) {
     regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
            (m > 1 ? rows * (m - 1) : 0);
   }
   regs = std::min(regs, 255.0);
-  // Int4 on tensor cores: the ring's static shared memory (int4_tc_shared_bytes) and the 1 KB
-  // the system reserves per block limit blocks per SM too.
-  const double shared = quantized && tc ? int4_tc_shared_bytes(c) + 1024.0 : 0;
+  // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
+  // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
+  // blocks per SM too.
+  const double shared = quantized && tc ? int4_tc_shared_bytes(c) + 1024.0
+                        : c.ring        ? ring_shared_bytes(c) + 1024.0
+                                        : 0;
   double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
   // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements;
-  // int4 on tensor cores keeps `unroll` ring stages of two 128-element chunks in flight.
+  // int4 on tensor cores keeps `unroll` ring stages of two 128-element chunks in flight, the
+  // 8-bit ring `unroll` stages of one chunk per row.
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
   const double stage_chunks = quantized && tc ? 2.0 : 1.0;

@@ -61,6 +61,11 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
       }
     }
   }
+  // 8-bit quantized weights: the same knobs with and without the shared-memory ring (its stages
+  // ahead are the unroll knob), so a register-trip leader reaches the ring and back.
+  KernelConfig other_ring = leader;
+  other_ring.ring = !leader.ring;
+  wanted.push_back(other_ring);
   KernelConfig other_hint = leader;
   other_hint.hint = leader.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
   wanted.push_back(other_hint);

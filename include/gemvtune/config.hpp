@@ -3,7 +3,7 @@
 // the config; the config only says the most batch rows its kernel takes (m tile).
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_al][_ln8][_m8]
+//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_ring][_al][_ln8][_m8]
 //   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
 //   r   rows per warp (tensor cores: 16-row tiles per warp, 1, 2 or 4)
@@ -15,6 +15,9 @@
 //       the previous kernel in the stream
 //   pf  (with pdl) also asks L2 for the rest of the warp's weights before waiting, so HBM stays
 //       busy while the previous kernel drains
+//   ring (8-bit quantized weights, CUDA cores) weights go global -> shared memory by cp.async,
+//       unroll stages ahead of the one being consumed, in a per-warp ring of unroll + 1 slots
+//       of rows x 512 bytes: bytes in flight that hold no registers (templates/gemv_q.cu)
 //   al  aligned body (CUDA cores, 16-byte loads only): each row's elements before its first
 //       16-byte boundary (head) and after its last whole 16-byte load (tail) are read one by one,
 //       the rest with 16-byte loads from aligned addresses, and x without any alignment; so
@@ -56,6 +59,7 @@ struct KernelConfig {
   int m_tile = 1;            // the kernel computes m <= m_tile rows of X
   bool aligned_body = false;  // "al": 16-byte loads whatever the alignment of W's rows and x
   int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
+  bool ring = false;          // "ring": weights through a shared-memory ring (8-bit quantized)
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /
@@ -94,6 +98,11 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
 // 16 chunks (5184 bytes); within 16 bytes of ptxas' report on the whole space. The limit in
 // why_invalid_weights, and the model's blocks per SM (with the 1 KB sm_90 reserves per block).
 int int4_tc_shared_bytes(const KernelConfig& c);
+// Static shared memory of a ring config's block (the quantized CUDA-core family with ring):
+// warps x (unroll + 1) slots x rows x 512 bytes, exactly what ptxas reports for the ring (the
+// block's finish adds up to a few hundred bytes with k_warps > 1 or split-K). The limit in
+// why_invalid, and the model's blocks per SM.
+int ring_shared_bytes(const KernelConfig& c);
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);
 
@@ -109,7 +118,8 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
 
 // The config with `width`-byte loads, for operands that do not allow c.vec_bytes. Tensor cores
 // need 16-byte loads, so a narrower tensor-core config becomes the CUDA-core kernel of the same
-// m tile (one row per warp, 4 loads in flight). Drops al (16-byte loads only). What the tuner
+// m tile (one row per warp, 4 loads in flight). Drops al (16-byte loads only), and the ring
+// (register trips of the same knobs, unroll halved to the register budget). What the tuner
 // runs; the runtime, `run` and bench use misaligned_variant below.
 KernelConfig with_vec_bytes(KernelConfig c, int width);
 

@@ -109,26 +109,31 @@ void compile_all(DType t) {
   compile_list(kernels, t);
 }
 
-// The quantized family: every kernel of M = 1 and M = 2 with GEMVTUNE_COMPILE_ALL=1, else a
-// fixed sample of M = 1 (every 41st kernel) and a few of M = 2 and 16.
+// The quantized families: every kernel of M = 1, 2 and 16 with GEMVTUNE_COMPILE_ALL=1, else a
+// fixed sample of M = 1 (every 41st kernel) and a few of M = 2 and 16, each kind of kernel
+// (CUDA cores with register trips, with the ring, tensor cores) sampled on its own: the ring's
+// every 7th at M = 1, 19th at M = 2 and 16.
 void compile_quantized(DType t, WeightFormat w) {
   const bool all = compile_all_requested();
   std::vector<KernelConfig> kernels;
-  std::size_t tensor_core = 0;
+  std::size_t tensor_core = 0, ring = 0;
+  const auto kind = [](const KernelConfig& c) { return c.family == Family::tensor_core ? 1 : c.ring ? 2 : 0; };
   for (int m : {1, 2, 16})
-    for (Family family : {Family::cuda_core, Family::tensor_core}) {  // each family sampled on its own
+    for (int k : {0, 1, 2}) {
       std::vector<KernelConfig> space;
       for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
-        if (c.family == family) space.push_back(c);
-      const std::size_t stride = all ? 1 : m == 1 ? 41 : 97;
+        if (kind(c) == k) space.push_back(c);
+      const std::size_t stride = all ? 1 : k == 2 ? (m == 1 ? 7 : 19) : m == 1 ? 41 : 97;
       for (std::size_t i = all ? 0 : static_cast<std::size_t>(m) % std::min(stride, space.size() + 1); i < space.size();
            i += stride) {
         kernels.push_back(space[i]);
-        tensor_core += family == Family::tensor_core;
+        tensor_core += k == 1;
+        ring += k == 2;
       }
     }
   ASSERT_GE(kernels.size(), 5u);
   if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tensor_core, 3u);  // templates/gemv_qtc.cu
+  if (!is_int4(w)) ASSERT_GE(ring, 6u);  // templates/gemv_q.cu with GEMV_Q_RING
   compile_list(kernels, t, w);
 }
 }  // namespace

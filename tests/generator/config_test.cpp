@@ -3,6 +3,7 @@
 
 #include "gemvtune/config.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/generator.hpp"
 #include "gemvtune/search_space.hpp"
 
 using namespace gemvtune;
@@ -127,6 +128,44 @@ TEST(Config, LanesPerRowRoundTripAndRules) {
   EXPECT_GT(ln8, 100u);
   for (DType t : {DType::bf16, DType::f16})
     for (const KernelConfig& x : search_space_for(t, {4096, 4096}, 2)) EXPECT_EQ(x.lanes_per_row, 32);
+}
+
+TEST(Config, RingRoundTripAndRules) {
+  const KernelConfig c = parse_config("t64_r2_kw1_v16_u4_sk1_cs_pdl_ring");
+  EXPECT_TRUE(c.ring);
+  EXPECT_EQ(to_string(c), "t64_r2_kw1_v16_u4_sk1_cs_pdl_ring");
+  EXPECT_EQ(to_string(parse_config("t128_r1_kw1_v16_u8_sk2_cs_ring_m4")), "t128_r1_kw1_v16_u8_sk2_cs_ring_m4");
+  EXPECT_THROW(parse_config("t64_r2_kw1_v16_u4_sk1_cs_ring_pdl"), InvalidArgument);  // ring after pdl
+  EXPECT_THROW(parse_config("t64_r2_kw1_v16_u4_sk1_cs_ring_ring"), InvalidArgument);
+  // 2 warps x 5 slots x 2 rows x 512 bytes; the bytes in flight are not registers, so r2 u8
+  // (256 bytes a thread) is valid with the ring and not without.
+  EXPECT_EQ(ring_shared_bytes(c), 10240);
+  EXPECT_FALSE(why_invalid(parse_config("t64_r2_kw1_v16_u8_sk1_cs_ring")));
+  EXPECT_NE(why_invalid(parse_config("t64_r2_kw1_v16_u8_sk1_cs"))->find("register budget"), std::string::npos);
+  // 4 warps x 9 x 4 x 512 = 73728 bytes: more than a block's static shared memory.
+  const auto big = why_invalid(parse_config("t128_r4_kw1_v16_u8_sk1_cs_ring"));
+  ASSERT_TRUE(big);
+  EXPECT_NE(big->find("73728 bytes of shared memory"), std::string::npos) << *big;
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ring_m8")));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_pf_ring")));
+  EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_ring_al")));
+  // 8-bit weights only: dense and int4 refuse it, naming it.
+  EXPECT_FALSE(why_invalid_for(c, DType::bf16, {4096, 4096}, 1, WeightFormat::int8));
+  EXPECT_FALSE(why_invalid_for(c, DType::f16, {4096, 4096}, 1, WeightFormat::fp8));
+  EXPECT_NE(why_invalid_for(c, DType::bf16, {4096, 4096})->find("ring"), std::string::npos);
+  EXPECT_NE(why_invalid_for(c, DType::bf16, {4096, 4096}, 1, WeightFormat::int4_g128)->find("ring"), std::string::npos);
+  EXPECT_THROW(generate_source(c, DType::bf16, WeightFormat::dense), InvalidArgument);
+  // In the 8-bit spaces, not in dense or int4 ones.
+  std::size_t rings = 0;
+  for (const KernelConfig& x : search_space_for(DType::bf16, {4096, 4096}, 1, WeightFormat::int8)) rings += x.ring;
+  EXPECT_GE(rings, 100u);
+  for (WeightFormat w : {WeightFormat::dense, WeightFormat::int4_g128})
+    for (const KernelConfig& x : search_space_for(DType::bf16, {4096, 4096}, 1, w)) EXPECT_FALSE(x.ring);
+  // Narrower loads run register trips of the same knobs, within the register budget.
+  const KernelConfig narrow = with_vec_bytes(parse_config("t64_r2_kw1_v16_u8_sk1_cs_pdl_ring"), 8);
+  EXPECT_EQ(to_string(narrow), "t64_r2_kw1_v8_u8_sk1_cs_pdl");
+  EXPECT_FALSE(why_invalid(narrow));
+  EXPECT_EQ(to_string(with_vec_bytes(parse_config("t64_r4_kw1_v16_u8_sk1_cs_ring"), 16)), "t64_r4_kw1_v16_u8_sk1_cs_ring");
 }
 
 TEST(Config, NarrowerLoadsOnTensorCoresFallBackToCudaCores) {

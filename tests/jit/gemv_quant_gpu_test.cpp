@@ -2,7 +2,7 @@
 // float64 reference over the dequantized weights (random codes over each format's whole range,
 // random scales and zeros), every config of its search space (GEMVTUNE_TEST_CONFIG_STRIDE=n
 // checks every n-th, GEMVTUNE_TEST_CONFIG_FILTER=text those whose name has text), Y poisoned
-// with NaN before each launch, at M = 1, 2 and 5, with N tails, K tails (int8, fp8), ld > K and
+// with NaN before each launch, at M = 1, 2 and 5 (int8 and fp8 also 16), with N tails, K tails (int8, fp8), ld > K and
 // split-K. Plus the operand checks that refuse what the family
 // cannot read.
 #include <gtest/gtest.h>
@@ -88,6 +88,16 @@ INSTANTIATE_TEST_SUITE_P(Formats, QuantGpu,
                                                               WeightFormat::int4_g64, WeightFormat::int4_g128),
                                             ::testing::Values(DType::bf16, DType::f16, DType::f32),
                                             ::testing::Values(1, 2, 5)),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" +
+                                  std::string(to_string(std::get<1>(info.param))) + "_M" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+// The 8-bit formats at a full batch: register trips and the ring (rows x M <= 32) at M = 16.
+INSTANTIATE_TEST_SUITE_P(EightBitFullBatch, QuantGpu,
+                         ::testing::Combine(::testing::Values(WeightFormat::int8, WeightFormat::fp8),
+                                            ::testing::Values(DType::bf16), ::testing::Values(16)),
                          [](const auto& info) {
                            return std::string(to_string(std::get<0>(info.param))) + "_" +
                                   std::string(to_string(std::get<1>(info.param))) + "_M" +

@@ -216,45 +216,94 @@ TEST(QuantModel, ShippedIssueConstantsAreTheFitOfTheRecordedSweeps) {
   EXPECT_LT(f.rms_log_error, 0.8 * err_before);
 }
 
+// The model strategy's first round on today's space for a recorded point holds a swept config
+// within kWithin of the best swept config of that space.
+void expect_first_round_near_best(const Point& p) {
+  ASSERT_GE(p.us.size(), 100u) << p.name;
+  const std::vector<KernelConfig> space = search_space_for(p.dtype, p.shape, 1, p.weights);
+  double best = INFINITY;
+  std::string best_config;
+  std::size_t swept = 0;
+  for (const KernelConfig& c : space) {
+    const auto it = p.us.find(to_string(c));
+    if (it == p.us.end()) continue;
+    ++swept;
+    if (it->second < best) best = it->second, best_config = it->first;
+  }
+  ASSERT_GE(swept, 100u) << p.name << ": the sweep hardly covers today's space";
+  const std::vector<KernelConfig> ranked = rank_by_model(space, p.dtype, p.shape, {}, p.weights);
+  std::size_t rank = 0;
+  for (std::size_t i = 0; i < ranked.size() && !rank; ++i)
+    if (to_string(ranked[i]) == best_config) rank = i + 1;
+  const std::vector<KernelConfig> first = first_round_of(ranked);
+  double first_best = INFINITY;
+  std::string first_config;
+  std::size_t first_swept = 0, near = 0;
+  for (const KernelConfig& c : first) {
+    const auto it = p.us.find(to_string(c));
+    if (it == p.us.end()) continue;
+    ++first_swept;
+    near += it->second <= 1.03 * best;
+    if (it->second < first_best) first_best = it->second, first_config = it->first;
+  }
+  std::printf("[gemvtune] %-34s space %4zu swept %3zu best %7.2f us %-34s model rank %3zu | first round %2zu "
+              "(%2zu swept, %2zu within 3%%): %.3fx %s\n",
+              p.name.c_str(), space.size(), swept, best, best_config.c_str(), rank, first.size(), first_swept, near,
+              first_best / best, first_config.c_str());
+  EXPECT_GE(first_swept * 4, first.size()) << p.name << ": too little of the first round was swept to judge it";
+  EXPECT_LE(first_best, kWithin * best) << p.name << ": the first round's best swept config " << first_config
+                                        << " is " << first_best / best << "x the best " << best_config;
+}
+
 TEST(QuantModel, FirstRoundHoldsANearBestConfigOnEveryRecordedSweep) {
   const std::vector<Point> points = load();
   ASSERT_EQ(points.size(), specs().size());
-  for (const Point& p : points) {
-    ASSERT_GE(p.us.size(), 100u) << p.name;
-    const std::vector<KernelConfig> space = search_space_for(p.dtype, p.shape, 1, p.weights);
-    double best = INFINITY;
-    std::string best_config;
-    std::size_t swept = 0;
-    for (const KernelConfig& c : space) {
-      const auto it = p.us.find(to_string(c));
-      if (it == p.us.end()) continue;
-      ++swept;
-      if (it->second < best) best = it->second, best_config = it->first;
+  for (const Point& p : points) expect_first_round_near_best(p);
+}
+
+// The sweeps of the 8-bit ring (bench/results/raw/ring_h200_sweep_{int8,fp8}.csv: every PDL
+// config of the register trips and of the ring, H200, one lease, 2026-12-01; not part of the
+// issue-rate fit above, whose constants predate the ring). The whole model strategy, first round
+// and walk (configs the sweep lacks count as failed), ends within kRingStrategyWithin of the best
+// swept config of today's space. Its first round alone does not: on 128256x4096 the model ranks
+// 8 rows per warp first (its issue term shares the dequantizing work per x element across rows)
+// where 2 rows with 4 stages win, and the first round's best is 1.22-1.30x the best; the walk
+// from there reaches it (rows, unroll and ring are one move each).
+constexpr double kRingStrategyWithin = 1.035;  // the worst, fp8 4096x14336: 1.031
+TEST(QuantModel, ModelStrategyNearTheBestOnTheRingSweeps) {
+  for (const char* w : {"int8", "fp8"})
+    for (const char* shape : {"4096x4096", "28672x4096", "4096x14336", "128256x4096"}) {
+      Point p;
+      p.name = std::string(w) + " ring " + shape;
+      read_sweep({(std::string("ring_h200_sweep_") + w + ".csv").c_str(), Keep::all}, shape, p);
+      const std::vector<KernelConfig> space = search_space_for(p.dtype, p.shape, 1, p.weights);
+      double best = INFINITY;
+      std::size_t rings = 0;
+      for (const KernelConfig& c : space) {
+        const auto it = p.us.find(to_string(c));
+        if (it != p.us.end()) best = std::min(best, it->second), rings += c.ring;
+      }
+      ASSERT_GE(rings, 50u) << p.name << ": the sweep hardly covers the ring configs of today's space";
+      StrategyOptions options;
+      options.quantized = true;
+      const StrategyResult r = run_model_guided(
+          rank_by_model(space, p.dtype, p.shape, {}, p.weights),
+          [&](const std::vector<KernelConfig>& batch) {
+            std::vector<Measured> out;
+            for (const KernelConfig& c : batch) {
+              const auto it = p.us.find(to_string(c));
+              out.push_back({c, it != p.us.end(), it != p.us.end() ? it->second : 0.0});
+            }
+            return out;
+          },
+          options);
+      ASSERT_TRUE(r.best) << p.name;
+      const Measured& got = r.measured[*r.best];
+      std::printf("[gemvtune] %-26s best %7.2f us, model strategy %7.2f us (%.3fx, %zu measured) %s\n", p.name.c_str(),
+                  best, got.time_us, got.time_us / best, r.measured.size(), to_string(got.config).c_str());
+      EXPECT_LE(got.time_us, kRingStrategyWithin * best) << p.name << ": the model strategy ended at "
+                                                         << to_string(got.config);
     }
-    ASSERT_GE(swept, 100u) << p.name << ": the sweep hardly covers today's space";
-    const std::vector<KernelConfig> ranked = rank_by_model(space, p.dtype, p.shape, {}, p.weights);
-    std::size_t rank = 0;
-    for (std::size_t i = 0; i < ranked.size() && !rank; ++i)
-      if (to_string(ranked[i]) == best_config) rank = i + 1;
-    const std::vector<KernelConfig> first = first_round_of(ranked);
-    double first_best = INFINITY;
-    std::string first_config;
-    std::size_t first_swept = 0, near = 0;
-    for (const KernelConfig& c : first) {
-      const auto it = p.us.find(to_string(c));
-      if (it == p.us.end()) continue;
-      ++first_swept;
-      near += it->second <= 1.03 * best;
-      if (it->second < first_best) first_best = it->second, first_config = it->first;
-    }
-    std::printf("[gemvtune] %-34s space %4zu swept %3zu best %7.2f us %-34s model rank %3zu | first round %2zu "
-                "(%2zu swept, %2zu within 3%%): %.3fx %s\n",
-                p.name.c_str(), space.size(), swept, best, best_config.c_str(), rank, first.size(), first_swept, near,
-                first_best / best, first_config.c_str());
-    EXPECT_GE(first_swept * 4, first.size()) << p.name << ": too little of the first round was swept to judge it";
-    EXPECT_LE(first_best, kWithin * best) << p.name << ": the first round's best swept config " << first_config
-                                          << " is " << first_best / best << "x the best " << best_config;
-  }
 }
 
 TEST(QuantModel, FirstRoundKeepsFewAndManyRowsPerWarp) {

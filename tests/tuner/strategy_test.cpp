@@ -214,6 +214,20 @@ TEST(Strategy, NeighboursDifferInOneParameterByOneStep) {
   EXPECT_EQ(got, expected);
 }
 
+TEST(Strategy, NeighboursOfAnEightBitLeaderFlipTheRing) {
+  // int8 and fp8 spaces hold the ring (shared-memory stages, templates/gemv_q.cu): a leader
+  // reaches it with the same knobs, and back; dense spaces have none to offer.
+  const std::vector<KernelConfig> q = search_space_for(DType::bf16, parse_shape("28672x4096"), 1, WeightFormat::int8);
+  std::set<std::string> got;
+  for (const KernelConfig& c : neighbours(parse_config("t64_r2_kw1_v16_u4_sk1_cs_pdl"), q)) got.insert(to_string(c));
+  EXPECT_TRUE(got.count("t64_r2_kw1_v16_u4_sk1_cs_pdl_ring"));
+  got.clear();
+  for (const KernelConfig& c : neighbours(parse_config("t64_r2_kw1_v16_u8_sk1_cs_pdl_ring"), q)) got.insert(to_string(c));
+  EXPECT_TRUE(got.count("t64_r2_kw1_v16_u4_sk1_cs_pdl_ring"));  // unroll: stages ahead
+  EXPECT_FALSE(got.count("t64_r2_kw1_v16_u8_sk1_cs_pdl"));      // beyond the register budget
+  for (const KernelConfig& c : neighbours(parse_config("t128_r2_kw1_v16_u4_sk1_cs_pdl"), space())) EXPECT_FALSE(c.ring);
+}
+
 TEST(Strategy, NeighboursSkipInvalidConfigs) {
   // r4 u2 is at the register budget: r4 u4 is not in the space, nor is kw4 with 64 threads.
   const KernelConfig leader = parse_config("t64_r4_kw2_v16_u2_sk1_nc_pdl");
