@@ -209,12 +209,13 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.ring && is_int4(weights))
     return f + " weights take no ring on CUDA cores (int4g128's ring is the tensor-core family's)";
   const bool tc = c.family == Family::tensor_core;
-  if (tc && weights != WeightFormat::int4_g128)
-    return f + " weights run on CUDA cores: the quantized tensor-core family takes int4g128 only";
-  if (tc && t == DType::f32) return "the int4 tensor-core family takes bf16 or fp16 activations, not fp32";
+  if (tc && is_int4(weights) && weights != WeightFormat::int4_g128)
+    return f + " weights run on CUDA cores: the int4 tensor-core family takes int4g128 only";
+  if (tc && t == DType::f32) return "the quantized tensor-core families take bf16 or fp16 activations, not fp32";
   // The int4 tensor-core kernel keeps its chunks in flight in shared memory, all of it static,
-  // so at most 48 KB per block (int4_tc_shared_bytes).
-  if (tc) {
+  // so at most 48 KB per block (int4_tc_shared_bytes). 8-bit weights on tensor cores run the
+  // dense tensor-core kernel's loads (templates/gemv_tc.cu), without shared memory.
+  if (tc && is_int4(weights)) {
     const int bytes = int4_tc_shared_bytes(c);
     if (bytes > kMaxStaticSharedBytes - 1024)
       return "int4 on tensor cores: " + std::to_string(c.warps()) + " warps x " + std::to_string(c.rows_per_warp) +
@@ -249,9 +250,9 @@ std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const
     if (is_int4(weights) && s.k % group_size(weights) != 0)
       return "K=" + std::to_string(s.k) + " is not a multiple of the group size " +
              std::to_string(group_size(weights)) + " of " + f;
-    // Every split gets at least one warp-wide load (16 bytes per lane; on tensor cores one
-    // 128-element group per 4 lanes).
-    const std::int64_t warp_chunk = tc ? 128 : 32LL * (is_int4(weights) ? 32 : 16);
+    // Every split gets at least one warp-wide load (16 bytes per lane; on tensor cores 4 lanes
+    // a row: one 128-element int4 group, or 64 one-byte weights).
+    const std::int64_t warp_chunk = tc ? (is_int4(weights) ? 128 : 64) : 32LL * (is_int4(weights) ? 32 : 16);
     const std::int64_t chunks = (s.k + warp_chunk - 1) / warp_chunk;
     if (c.split_k > 1 && c.split_k > chunks)
       return "split_k " + std::to_string(c.split_k) + " exceeds the " + std::to_string(chunks) +

@@ -124,9 +124,11 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
   if (is_quantized(weights)) {
     add_quantized(m, out);
     if (!is_int4(weights)) add_ring(m, out);
-    // int4g128 on tensor cores (templates/gemv_qtc.cu) for bf16/fp16: the knobs of the dense
-    // tensor-core family, where the kernel's ring of chunks fits in shared memory.
-    if (weights == WeightFormat::int4_g128 && t != DType::f32) add_batched(t, m, Family::tensor_core, out);
+    // Tensor cores for bf16/fp16 activations, with the knobs of the dense tensor-core family:
+    // int4g128 (templates/gemv_qtc.cu, where the kernel's ring of chunks fits in shared memory)
+    // and the 8-bit formats (templates/gemv_tc.cu, converting in registers).
+    if ((weights == WeightFormat::int4_g128 || !is_int4(weights)) && t != DType::f32)
+      add_batched(t, m, Family::tensor_core, out);
     std::vector<KernelConfig> runnable;
     for (const KernelConfig& c : out)
       if (!why_invalid_weights(c, t, weights)) runnable.push_back(c);

@@ -18,7 +18,9 @@ constexpr const char* kGeneratorVersion = "generator-2";
 int dtype_code(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
 const char* family_template(Family f, WeightFormat w) {
-  if (is_quantized(w)) return f == Family::tensor_core ? "gemv_qtc.cu" : "gemv_q.cu";
+  // 8-bit weights on tensor cores convert in registers inside the dense tensor-core kernel's
+  // loop; int4 has its own (a shared-memory ring and group scales).
+  if (is_quantized(w)) return f == Family::tensor_core ? (is_int4(w) ? "gemv_qtc.cu" : "gemv_tc.cu") : "gemv_q.cu";
   return f == Family::tensor_core ? "gemv_tc.cu" : "gemv.cu";
 }
 

@@ -23,6 +23,16 @@
 // Work layout: a warp owns GEMV_ROWS_PER_WARP 16-row tiles; GEMV_K_WARPS warps share one row
 // set and take turns along K in runs of U chunks; gridDim.y blocks split K (finish_block
 // combines in fixed order).
+//
+// 8-bit weights (GEMV_WFORMAT 1, 2, 3: int8, fp8 e4m3 with a scale per row or per tensor; the
+// prelude's quantized formats): the same loads and mma, with W's 16 bytes a lane holding 16
+// weights, so a chunk is 64 elements of a row (4 lanes x 16) and each lane converts its bytes
+// into two 8-element halves in the activation dtype (tc8_half) and loads X for both (K offsets
+// 16 t and 16 t + 8). The conversion is exact: int8 -> fp16 by a byte permute under 1024 and one
+// subtract per pair; fp8 -> fp16 by the hardware's e4m3x2 conversion; to bf16 through fp32 and a
+// pack. The row's scale multiplies the accumulators at the end. Why: on CUDA cores (gemv_q.cu)
+// every weight costs an FMA per batch row, and at M = 16 the 8-bit kernels ran at 0.17-0.28x
+// bf16 cuBLAS on the H200; here the products are the mma's whatever M.
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -48,6 +58,12 @@
 #ifndef GEMV_DTYPE
 #define GEMV_DTYPE 2
 #endif
+#ifndef GEMV_WFORMAT
+#define GEMV_WFORMAT 0  // dense; 1, 2, 3: 8-bit weights (see above)
+#endif
+#if GEMV_WFORMAT == 4
+#error "int4 weights on tensor cores are gemv_qtc.cu's"
+#endif
 #if GEMV_DTYPE == 0
 #error "the tensor-core family takes bf16 or fp16"
 #endif
@@ -62,9 +78,16 @@
 #define GEMV_WARP_ROWS (16 * GEMV_ROWS_PER_WARP)
 #define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_WARP_ROWS)
 #define GEMV_N_TILES ((GEMV_M_TILE + 7) / 8)
-#define GEMV_TC_CHUNK 32  // elements of one row one mma pair covers (4 lanes x 8)
-// Split boundaries fall on 128-byte lines.
-#define GEMV_SPLIT_ALIGN (128 / GEMV_ESIZE)
+#if GEMV_WFORMAT == 0
+#define GEMV_TC_CHUNK 32  // elements of one row a warp-wide load covers (4 lanes x 8)
+#define GEMV_SPLIT_ALIGN (128 / GEMV_ESIZE)  // split boundaries fall on 128-byte lines
+typedef elem_t welem_t;
+#else
+#define GEMV_TC_CHUNK 64  // 4 lanes x 16 one-byte weights
+#define GEMV_SPLIT_ALIGN 128
+typedef unsigned char welem_t;
+#endif
+#define GEMV_TC_XV (GEMV_TC_CHUNK / 32)  // 16-byte loads of X per chunk and batch tile
 
 // d += a * b for one m16n8k16 tile, fp32 accumulators.
 __device__ __forceinline__ void mma_16816(float* d, unsigned a0, unsigned a1, unsigned a2,
@@ -91,11 +114,56 @@ __device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo,
   mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
 }
 
+#if GEMV_WFORMAT != 0
+// Weights 2 h and 2 h + 1 of the 32-bit word w (one byte each, in K order) as a pair of the
+// activation dtype, the first in the low half (the mma's order, as X's words).
+__device__ __forceinline__ unsigned tc8_pair(unsigned w, int h) {
+  unsigned r;
+#if GEMV_WFORMAT == 1 && GEMV_DTYPE == 1
+  // 0x64 over (b + 128) is the fp16 1024 + b + 128, exact; one subtract of 1152 leaves b.
+  const unsigned f = __byte_perm(w ^ 0x80808080u, 0x64646464u, h ? 0x5342 : 0x5140);
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(f), "r"(0x64806480u));
+#elif GEMV_WFORMAT == 1
+  // bf16 holds b exactly but has no room for a magic number of 8 bits: through fp32 (the
+  // prelude's q_word_values trick) and one pack.
+  const unsigned u = w ^ 0x80808080u;
+  const float lo = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7650 | (2 * h))) - 8388736.f;
+  const float hi = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7650 | (2 * h + 1))) - 8388736.f;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  unsigned short b2 = static_cast<unsigned short>(h ? w >> 16 : w & 0xFFFFu);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(b2));
+#if GEMV_DTYPE == 2
+  float lo, hi;  // every e4m3 value is a bf16 value too: exact
+  asm("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;}" : "=f"(lo), "=f"(hi) : "r"(r));
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+#endif
+  return r;
+}
+// Half s (weights 8 s .. 8 s + 7) of a lane's 16 bytes, as the 16 bytes of 8 dense elements.
+__device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
+  const unsigned a = s ? v.z : v.x, b = s ? v.w : v.y;
+  return make_uint4(tc8_pair(a, 0), tc8_pair(a, 1), tc8_pair(b, 0), tc8_pair(b, 1));
+}
+#endif
+
+// One chunk of a tile and batch tile: lo/hi are the 16-byte loads of rows g and g+8, xv the
+// GEMV_TC_XV loads of X.
+__device__ __forceinline__ void mma_wchunk(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4* xv) {
+#if GEMV_WFORMAT == 0
+  mma_chunk(d0, d1, lo, hi, xv[0]);
+#else
+#pragma unroll
+  for (int s = 0; s < 2; ++s) mma_chunk(d0, d1, tc8_half(lo, s), tc8_half(hi, s), xv[s]);
+#endif
+}
+
 // 16 bytes of weights. A warp's load asks for 64-byte halves of eight rows' 128-byte lines
 // (the other halves come with the next chunk); the L2::128B prefetch size has L2 fetch each
 // whole line at the first request. On the H200 that made every swept (shape, M) pair 0.5-3%
 // faster (2x28672x4096 55.3 -> 53.7 us); L2::256B made them slower.
-__device__ __forceinline__ uint4 load_tc_weights(const elem_t* p) {
+__device__ __forceinline__ uint4 load_tc_weights(const welem_t* p) {
   uint4 v;
 #if GEMV_STREAMING
   asm("ld.global.cs.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -116,12 +184,22 @@ __device__ __forceinline__ uint4 load_partial(const elem_t* p, int count) {
   return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16),
                     e[4] | (unsigned(e[5]) << 16), e[6] | (unsigned(e[7]) << 16));
 }
+#if GEMV_WFORMAT != 0
+// 16 one-byte weights at p[0..15], those at or past `count` zero (int8 0 and e4m3 +0).
+__device__ __forceinline__ uint4 load_partial(const unsigned char* p, int count) {
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+    if (j < count) w[j / 4] |= unsigned(p[j]) << (8 * (j % 4));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;
-  constexpr int CHUNK = GEMV_TC_CHUNK;
+  constexpr int CHUNK = GEMV_TC_CHUNK, XV = GEMV_TC_XV;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int kw = warp % KW, row_group = warp / KW;
@@ -135,19 +213,30 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int full_chunks = (ke - kb) / CHUNK;
 
   // Rows g and g+8 of each tile; rows past N read row N-1 and are never written.
-  const elem_t* wr[R][2];
+  constexpr int LANE_K = CHUNK / 4;  // elements of a row per lane and chunk
+  const welem_t* wr[R][2];
+#if GEMV_WFORMAT != 0
+  float scale[R][2];  // the rows' scales (int8, fp8) or the tensor's (fp8t)
+#endif
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      wr[i][h] = row_weights(seg, min(row0 + 16 * i + 8 * h + g, n - 1)) + kb + t * 8;
+    for (int h = 0; h < 2; ++h) {
+#if GEMV_WFORMAT == 0
+      wr[i][h] = row_weights(seg, min(row0 + 16 * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
+#else
+      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
+      wr[i][h] = qr.q + kb + t * LANE_K;
+      scale[i][h] = q_row_scale(qr);
+#endif
+    }
   // Batch row 8 nt + g of X; rows at or past m feed zeros (warp-divergent loads, uniform mma).
   const elem_t* xr[NT];
   bool xok[NT];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
     xok[nt] = 8 * nt + g < m;
-    xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + t * 8;
+    xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + t * LANE_K;
   }
 
   float acc[R][NT][4], acc2[R][NT][4];  // the two mma chains of each tile (mma_chunk)
@@ -182,29 +271,32 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       if (!waited) {
 #if GEMV_PREFETCH_L2
         // This warp's later runs: lane t asks for every 4th 128-byte line of each, per row.
+        constexpr int LINE = 128 / static_cast<int>(sizeof(welem_t));  // elements of a line
 #pragma unroll 1
         for (int later = run + KW; later < runs; later += KW)
 #pragma unroll 1
-          for (int e = t * 64; e < U * CHUNK; e += 4 * 64)
+          for (int e = t * LINE; e < U * CHUNK; e += 4 * LINE)
 #pragma unroll
             for (int i = 0; i < R; ++i)
 #pragma unroll
-              for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * 8 + later * U * CHUNK + e);
+              for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * LANE_K + later * U * CHUNK + e);
 #endif
         wait_for_previous_grid();
         waited = true;
       }
-      uint4 xv[U][NT];
+      uint4 xv[U][NT][XV];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c0 + u) * CHUNK) : zero;
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int s = 0; s < XV; ++s) xv[u][nt][s] = xok[nt] ? load_x(xr[nt] + (c0 + u) * CHUNK + 8 * s) : zero;
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_wchunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
     // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
     // ...: at most LU per warp), in one predicated trip with every load issued before the
@@ -232,38 +324,49 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         wait_for_previous_grid();
         waited = true;
       }
-      uint4 xv[LU][NT];
+      uint4 xv[LU][NT][XV];
 #pragma unroll
       for (int u = 0; u < LU; ++u)
         if (ok[u])
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) xv[u][nt] = xok[nt] ? load_x(xr[nt] + (c0 + u * KW) * CHUNK) : zero;
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int s = 0; s < XV; ++s)
+              xv[u][nt][s] = xok[nt] ? load_x(xr[nt] + (c0 + u * KW) * CHUNK + 8 * s) : zero;
 #pragma unroll
       for (int u = 0; u < LU; ++u)
         if (ok[u])
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+            for (int nt = 0; nt < NT; ++nt) mma_wchunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
   }
   if (!waited) wait_for_previous_grid();
   if (active) {
-    // The last partial chunk (K or the split's end not a multiple of 32): element loads with
-    // zeros past the end, by one warp of the row set.
+    // The last partial chunk (K or the split's end not a multiple of the chunk): element loads
+    // with zeros past the end, by one warp of the row set.
     const int rest = ke - kb - full_chunks * CHUNK;
     if (rest > 0 && kw == KW - 1) {
-      const int off = full_chunks * CHUNK, count = rest - t * 8;
+      const int off = full_chunks * CHUNK, count = rest - t * LANE_K;
       uint4 wv[R][2];
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) wv[i][h] = load_partial<false>(wr[i][h] + off, count);
+        for (int h = 0; h < 2; ++h) {
+#if GEMV_WFORMAT == 0
+          wv[i][h] = load_partial<false>(wr[i][h] + off, count);
+#else
+          wv[i][h] = load_partial(wr[i][h] + off, count);
+#endif
+        }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
-        const uint4 xv = xok[nt] ? load_partial<true>(xr[nt] + off, count) : zero;
+        uint4 xv[XV];
 #pragma unroll
-        for (int i = 0; i < R; ++i) mma_chunk(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv);
+        for (int s = 0; s < XV; ++s) xv[s] = xok[nt] ? load_partial<true>(xr[nt] + off + 8 * s, count - 8 * s) : zero;
+#pragma unroll
+        for (int i = 0; i < R; ++i) mma_wchunk(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv);
       }
     }
   }
@@ -276,6 +379,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) acc[i][nt][j] += acc2[i][nt][j];
+      for (int j = 0; j < 4; ++j) {
+        acc[i][nt][j] += acc2[i][nt][j];
+#if GEMV_WFORMAT != 0
+        acc[i][nt][j] *= scale[i][j / 2];  // D fragment j: row g + 8 (j / 2)
+#endif
+      }
   finish_tc_tiles<R, NT, KW, GEMV_THREADS>(seg, acc, row0, m, n, partials, tickets);
 }

@@ -54,7 +54,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // unroll (templates of b9473e7, whole-line copies: four row pointers a tile; the dense
   // tensor-core estimate gave 52-200). At M > 1, the accumulators of the extra batch rows on top.
   const double rows = c.rows_per_warp;
-  if (quantized && tc) {
+  const bool int4_tc = quantized && tc && is_int4(w);  // 8-bit tensor cores: the dense kernel's loads
+  if (int4_tc) {
     regs = 36 + 32 * rows + (n_tiles - 1) * rows * 4;
   } else if (quantized && c.ring) {
     // The ring keeps the weights in flight in shared memory: 52-55 registers at 1 row, 76-80 at
@@ -68,9 +69,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
   // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
   // blocks per SM too.
-  const double shared = quantized && tc ? int4_tc_shared_bytes(c) + 1024.0
-                        : c.ring        ? ring_shared_bytes(c) + 1024.0
-                                        : 0;
+  const double shared = int4_tc  ? int4_tc_shared_bytes(c) + 1024.0
+                        : c.ring ? ring_shared_bytes(c) + 1024.0
+                                 : 0;
   double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 
@@ -80,8 +81,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // 8-bit ring `unroll` stages of one chunk per row.
   const double elems_per_vec = c.vec_bytes / esize;
   const double k_per_warp = static_cast<double>(s.k) / c.split_k / c.k_warps;
-  const double stage_chunks = quantized && tc ? 2.0 : 1.0;
-  const double chunk_elems = tc ? (quantized ? 128 * stage_chunks : 32) : c.lanes_per_row * elems_per_vec;
+  const double stage_chunks = int4_tc ? 2.0 : 1.0;
+  const double chunk_elems = tc ? (int4_tc ? 128 * stage_chunks : 4 * elems_per_vec) : c.lanes_per_row * elems_per_vec;
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   // Dense tensor cores: the kernel's own loads in flight do not follow the unroll knob (ptxas
   // unrolls the run loop to about four chunks a trip at unroll 1, 2 and 4; SASS of 098a33f),
@@ -158,9 +159,14 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // 0.256 with 2df8805's term on f4d6825's sweep, 0.35 and no warp term before);
   // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
-    const double per_weight = tc ? 1.5
-                                 : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
-    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * m;
+    // 8-bit weights on tensor cores: their conversion to the activation dtype, 0.5 (fp8 to
+    // fp16) to 2.5 (int8 to bf16, through fp32) instructions a weight; 2 here.
+    const double per_weight = int4_tc ? 1.5
+                              : tc    ? 2.0
+                                      : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
+    // The conversions of 8-bit weights on tensor cores are per weight, whatever M (the mma does
+    // the batch rows); the fitted families count per weight and batch row.
+    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * (tc && !int4_tc ? 1.0 : m);
     add_issue(ops, gpu.quantized_issue_share, gpu.quantized_issue_warps);
   }
 
