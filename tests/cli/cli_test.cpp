@@ -94,8 +94,10 @@ TEST_F(Cli, TuneArgumentErrors) {
                      "cannot bench 4096x4000 bf16 int4g64: int4g64 weights 4096x4000 (bf16 activations): K = 4000 is "
                      "not a multiple of the group size 64 of int4g64");
   expect_usage_error({"run", "--shape", "4096x4096", "--weights", "fp16"}, "dense fp16 but the activations are bf16");
-  expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int8"},
-                     "the quantized tensor-core family takes int4g128 only");
+  expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int4g64"},
+                     "the int4 tensor-core family takes int4g128 only");
+  expect_usage_error({"emit", "t128_r1_kw4_v16_u2_sk1_cs_ring", "--weights", "int4g128"},
+                     "int4g128 weights take no ring on CUDA cores");
   expect_usage_error({"tune", "--shape", "64x64", "--dtype", "bf16,int4"}, "unknown dtype 'int4'");
   expect_usage_error({"tune", "--shape", "64x64", "--strategy", "random"}, "unknown strategy 'random'");
   expect_usage_error({"tune", "--shapes", dir.file("missing.txt")}, "cannot open shape file");

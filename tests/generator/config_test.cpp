@@ -168,6 +168,31 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_EQ(to_string(with_vec_bytes(parse_config("t64_r4_kw1_v16_u8_sk1_cs_ring"), 16)), "t64_r4_kw1_v16_u8_sk1_cs_ring");
 }
 
+TEST(Config, EightBitWeightsOnTensorCores) {
+  // int8, fp8 and fp8t run the dense tensor-core kernel (templates/gemv_tc.cu), converting in
+  // registers; int4 on tensor cores is int4g128's own kernel; fp32 activations have none.
+  const KernelConfig tc = parse_config("tc_t128_r1_kw2_v16_u4_sk1_cs_pdl_m16");
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::fp8_tensor})
+    for (DType t : {DType::bf16, DType::f16}) {
+      EXPECT_FALSE(why_invalid_for(tc, t, {28672, 4096}, 16, w)) << to_string(w);
+      const std::string src = generate_source(tc, t, w);
+      EXPECT_NE(src.find("templates/gemv_tc.cu"), std::string::npos);
+      EXPECT_NE(src.find("#define GEMV_WFORMAT"), std::string::npos);
+      std::size_t in_space = 0;
+      for (const KernelConfig& c : search_space_for(t, {4096, 4096}, 16, w)) in_space += c.family == Family::tensor_core;
+      EXPECT_GT(in_space, 100u) << to_string(w);
+    }
+  EXPECT_NE(why_invalid_for(tc, DType::f32, {4096, 4096}, 16, WeightFormat::int8)->find("bf16 or fp16"), std::string::npos);
+  EXPECT_NE(why_invalid_for(tc, DType::bf16, {4096, 4096}, 16, WeightFormat::int4_g32)->find("int4g128 only"),
+            std::string::npos);
+  // A split gets at least one 64-weight chunk: K = 128 takes 2 splits, not 4.
+  KernelConfig split = tc;
+  split.split_k = 2;
+  EXPECT_FALSE(why_invalid_for(split, DType::bf16, {64, 128}, 16, WeightFormat::int8));
+  split.split_k = 4;
+  EXPECT_TRUE(why_invalid_for(split, DType::bf16, {64, 128}, 16, WeightFormat::int8));
+}
+
 TEST(Config, NarrowerLoadsOnTensorCoresFallBackToCudaCores) {
   const KernelConfig tc = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8");
   EXPECT_EQ(with_vec_bytes(tc, 16), tc);

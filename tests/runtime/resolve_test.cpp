@@ -181,10 +181,14 @@ TEST_F(ResolveTest, NeverMixesWeightFormats) {
     EXPECT_FALSE(why_invalid_for(r.config, DType::bf16, {4096, 4096}, m, WeightFormat::int4_g32));
     EXPECT_FALSE(r.record);
   }
-  // A stored config the format's family cannot run (tensor cores for int8) is not served.
-  cache.store(weights_record({2048, 4096}, WeightFormat::int8, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl"));
-  r = resolve_config(&cache, kH200, {2048, 4096}, DType::bf16, 1, WeightFormat::int8);
+  // A stored config the format's family cannot run (tensor cores for int4 with groups of 64,
+  // the ring for int4) is not served.
+  cache.store(weights_record({2048, 4096}, WeightFormat::int4_g64, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl"));
+  r = resolve_config(&cache, kH200, {2048, 4096}, DType::bf16, 1, WeightFormat::int4_g64);
   EXPECT_NE(to_string(r.config), "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl");
+  cache.store(weights_record({2048, 4096}, WeightFormat::int4_g128, "t64_r2_kw1_v16_u4_sk1_cs_pdl_ring"));
+  r = resolve_config(&cache, kH200, {2048, 4096}, DType::bf16, 1, WeightFormat::int4_g128);
+  EXPECT_NE(to_string(r.config), "t64_r2_kw1_v16_u4_sk1_cs_pdl_ring");
 }
 
 TEST_F(ResolveTest, DefaultUsesTheStoredCeiling) {
