@@ -57,11 +57,21 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) 
 }
 // Quantized weights: fewer bytes per weight than dense make x the larger share of the loads
 // (int4: four bytes of bf16 x per byte of weights), so up to 8 rows per warp share each x load.
-void add_quantized(int m, std::vector<KernelConfig>& out) {
-  for (int threads : {64, 128, 256})
-    for (int k_warps : {1, 2, 4})
-      for (int rows : {1, 2, 4, 8})
-        for (int unroll : {1, 2, 4})
+// With `ring`, the 8-bit weights through the shared-memory ring: in H200 sweeps of every ring
+// config of int8 and fp8 at M = 1 (bench/results/h200.md, "The ring") the winners held 1 or 2
+// rows per warp, one warp along K, 64 or 128 threads and 2 to 8 stages ahead; more warps along
+// K lost 10-50% (each warp's ring then covers too little of a row). So 144 ring configs next to
+// the 864 register-trip ones.
+void add_quantized(int m, bool ring, std::vector<KernelConfig>& out) {
+  using list = std::vector<int>;
+  const list threads_list = ring ? list{64, 128} : list{64, 128, 256};
+  const list k_warps_list = ring ? list{1} : list{1, 2, 4};
+  const list rows_list = ring ? list{1, 2, 4} : list{1, 2, 4, 8};
+  const list unroll_list = ring ? list{2, 4, 8} : list{1, 2, 4};
+  for (int threads : threads_list)
+    for (int k_warps : k_warps_list)
+      for (int rows : rows_list)
+        for (int unroll : unroll_list)
           for (bool pdl : {false, true})
             for (int split : kBatchedSplitK) {
               KernelConfig c;
@@ -72,32 +82,10 @@ void add_quantized(int m, std::vector<KernelConfig>& out) {
               c.unroll = unroll;
               c.split_k = split;
               c.pdl = pdl;
+              c.ring = ring;
               c.m_tile = m;
               if (!why_invalid(c)) out.push_back(c);
             }
-}
-// 8-bit weights through the shared-memory ring (ring): in H200 sweeps of every ring config of
-// int8 and fp8 at M = 1 (bench/results/h200.md, "The ring"), the winners held 1 or 2 rows per
-// warp, one warp along K, 64 or 128 threads and 2 to 8 stages ahead; more warps along K lost
-// 10-50% (each warp's ring then covers too little of a row). So 144 configs next to the 864
-// register-trip ones.
-void add_ring(int m, std::vector<KernelConfig>& out) {
-  for (int threads : {64, 128})
-    for (int rows : {1, 2, 4})
-      for (int unroll : {2, 4, 8})
-        for (bool pdl : {false, true})
-          for (int split : kBatchedSplitK) {
-            KernelConfig c;
-            c.threads = threads;
-            c.rows_per_warp = rows;
-            c.vec_bytes = 16;
-            c.unroll = unroll;
-            c.split_k = split;
-            c.pdl = pdl;
-            c.ring = true;
-            c.m_tile = m;
-            if (!why_invalid(c)) out.push_back(c);
-          }
 }
 
 // Aligned-body (al) variants of the CUDA-core configs, for rows that are not 16-byte aligned
@@ -122,8 +110,8 @@ void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
 std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weights) {
   std::vector<KernelConfig> out;
   if (is_quantized(weights)) {
-    add_quantized(m, out);
-    if (!is_int4(weights)) add_ring(m, out);
+    add_quantized(m, /*ring=*/false, out);
+    if (!is_int4(weights)) add_quantized(m, /*ring=*/true, out);
     // Tensor cores for bf16/fp16 activations, with the knobs of the dense tensor-core family:
     // int4g128 (templates/gemv_qtc.cu, where the kernel's ring of chunks fits in shared memory)
     // and the 8-bit formats (templates/gemv_tc.cu, converting in registers).
