@@ -148,14 +148,22 @@ __device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
 }
 #endif
 
-// One chunk of a tile and batch tile: lo/hi are the 16-byte loads of rows g and g+8, xv the
-// GEMV_TC_XV loads of X.
-__device__ __forceinline__ void mma_wchunk(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4* xv) {
+// One chunk of a tile for every batch tile: lo/hi are the 16-byte loads of rows g and g+8,
+// xv[nt] the GEMV_TC_XV loads of X of batch tile nt. 8-bit weights are converted once, whatever
+// the batch tiles (in the loop over them, the PTX of m tile 16 held every conversion twice).
+template <int NT, int XV>
+__device__ __forceinline__ void mma_tile_chunk(float (&d0)[NT][4], float (&d1)[NT][4], const uint4& lo, const uint4& hi,
+                                               const uint4 (&xv)[NT][XV]) {
 #if GEMV_WFORMAT == 0
-  mma_chunk(d0, d1, lo, hi, xv[0]);
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) mma_chunk(d0[nt], d1[nt], lo, hi, xv[nt][0]);
 #else
 #pragma unroll
-  for (int s = 0; s < 2; ++s) mma_chunk(d0, d1, tc8_half(lo, s), tc8_half(hi, s), xv[s]);
+  for (int s = 0; s < 2; ++s) {
+    const uint4 a = tc8_half(lo, s), b = tc8_half(hi, s);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) mma_chunk(d0[nt], d1[nt], a, b, xv[nt][s]);
+  }
 #endif
 }
 
@@ -294,9 +302,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) mma_wchunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+        for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
     }
     // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
     // ...: at most LU per warp), in one predicated trip with every load issued before the
@@ -337,9 +343,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       for (int u = 0; u < LU; ++u)
         if (ok[u])
 #pragma unroll
-          for (int i = 0; i < R; ++i)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) mma_wchunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+          for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
     }
   }
   if (!waited) wait_for_previous_grid();
@@ -360,14 +364,13 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           wv[i][h] = load_partial(wr[i][h] + off, count);
 #endif
         }
+      uint4 xv[NT][XV];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        uint4 xv[XV];
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int s = 0; s < XV; ++s) xv[s] = xok[nt] ? load_partial<true>(xr[nt] + off + 8 * s, count - 8 * s) : zero;
+        for (int s = 0; s < XV; ++s) xv[nt][s] = xok[nt] ? load_partial<true>(xr[nt] + off + 8 * s, count - 8 * s) : zero;
 #pragma unroll
-        for (int i = 0; i < R; ++i) mma_wchunk(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv);
-      }
+      for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[i][0], wv[i][1], xv);
     }
   }
 #if !GEMV_PDL
