@@ -169,19 +169,15 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
              to_string(c.rows_per_warp) + " rows x 512 bytes = " + to_string(ring_shared_bytes(c)) +
              " bytes of shared memory, more than a block's static " + to_string(kMaxStaticSharedBytes / 1024 - 1) +
              " KB";
-    if (c.rows_per_warp * c.m_tile > kMaxAccumulators)
-      return "rows x m tile = " + to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
-             to_string(kMaxAccumulators);
-    return std::nullopt;
   }
   const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
-  if (in_flight > kMaxBytesInFlightPerThread)
+  if (!c.ring && in_flight > kMaxBytesInFlightPerThread)
     return "rows x unroll x vector = " + to_string(in_flight) + " bytes per thread exceeds the " +
            to_string(kMaxBytesInFlightPerThread) + "-byte register budget";
   // The plain kernel at m tile > 1 loads all x vectors of a trip before its FMAs, and ptxas
   // holds the whole trip's: at 16-byte loads, m tile 13 or 16 with unroll 4 spilled (fp32, r1
   // and r2) while m tile x unroll x vector <= 512 bytes stayed within 255 registers.
-  if (!c.aligned_body && c.m_tile > 1 && c.m_tile * c.unroll * c.vec_bytes > kMaxXBytesPerTrip)
+  if (!c.ring && !c.aligned_body && c.m_tile > 1 && c.m_tile * c.unroll * c.vec_bytes > kMaxXBytesPerTrip)
     return "m tile x unroll x vector = " + to_string(c.m_tile * c.unroll * c.vec_bytes) +
            " bytes of x per trip exceeds " + to_string(kMaxXBytesPerTrip);
   if (c.rows_per_warp * c.m_tile > kMaxAccumulators)

@@ -70,8 +70,8 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
     if (auto why = why_invalid_for(code, t, Shape{1, 1024}, code.m_tile, w))
       throw InvalidArgument("config " + to_string(c) + ": " + *why);
   }
-  if (c.ring && !is_quantized(w))
-    throw InvalidArgument("config " + to_string(c) + ": " + *why_invalid_weights(c, t, w));
+  if (!is_quantized(w))  // the dense families' rules of weights (the ring, accumulators)
+    if (auto why = why_invalid_weights(c, t, w)) throw InvalidArgument("config " + to_string(c) + ": " + *why);
   if (c.vec_bytes < static_cast<int>(dtype_size(t)))
     throw InvalidArgument("config " + to_string(c) + ": vector narrower than one " +
                           std::string(to_string(t)) + " element");

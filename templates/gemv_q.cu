@@ -169,20 +169,22 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // The ring: this warp's chunks kw, kw + KW, ... go global -> shared by cp.async, U stages
   // ahead of the one being consumed, in a ring of U + 1 slots of R rows x 512 bytes. Each lane
   // copies and later reads its own 16 bytes of each row, so wait_group alone makes them visible
-  // (no barrier). The bytes in flight hold no registers: the register trips above keep U x R
-  // loads in registers until the trip's arithmetic is done, and during that arithmetic the warp
-  // has nothing in flight.
+  // (no barrier). The bytes in flight hold no registers: the register trips (the #else below)
+  // keep U x R loads in registers until the trip's arithmetic is done, and during that
+  // arithmetic the warp has nothing in flight.
   __shared__ __align__(16) uint4 ring[GEMV_WARPS][U + 1][R][32];
   const unsigned long long policy = evict_first_policy();
   const int total = full_chunks + (rest > 0 ? 1 : 0);
   const int mine = active && kw < total ? (total - kw + KW - 1) / KW : 0;
   const unsigned ring_lane = shared_address(&ring[warp][0][0][lane]);
   constexpr unsigned SLOT_BYTES = R * 32 * 16;
+  // Whether this lane has 16 bytes in chunk cu of mine (the last, partial chunk: lanes < rest).
+  const auto lane_has = [&](int cu) { return cu < full_chunks || lane < rest; };
   // Stage i of mine into slot `slot`; a group is committed even when empty, so that
   // wait_group<U> always means "stage i has arrived".
   const auto issue = [&](int i, int slot) {
     const int cu = kw + i * KW;
-    if (i < mine && (cu < full_chunks || lane < rest)) {
+    if (i < mine && lane_has(cu)) {
 #pragma unroll
       for (int r = 0; r < R; ++r)
         copy16_async(ring_lane + slot * SLOT_BYTES + r * 32 * 16, wrow[r] + q_byte(cu * CHUNK), policy);
@@ -201,7 +203,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       waited = true;
     }
     const int cu = kw + i * KW;
-    if (cu < full_chunks || lane < rest) {
+    if (lane_has(cu)) {
       uint4 wv[R];
       group_t gv[R];
 #pragma unroll

@@ -115,36 +115,35 @@ __device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo,
 }
 
 #if GEMV_WFORMAT != 0
-// Weights 2 h and 2 h + 1 of the 32-bit word w (one byte each, in K order) as a pair of the
-// activation dtype, the first in the low half (the mma's order, as X's words).
-__device__ __forceinline__ unsigned tc8_pair(unsigned w, int h) {
-  unsigned r;
-#if GEMV_WFORMAT == 1 && GEMV_DTYPE == 1
-  // 0x64 over (b + 128) is the fp16 1024 + b + 128, exact; one subtract of 1152 leaves b.
-  const unsigned f = __byte_perm(w ^ 0x80808080u, 0x64646464u, h ? 0x5342 : 0x5140);
-  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(f), "r"(0x64806480u));
-#elif GEMV_WFORMAT == 1
-  // bf16 holds b exactly but has no room for a magic number of 8 bits: through fp32 (the
-  // prelude's q_word_values trick) and one pack.
-  const unsigned u = w ^ 0x80808080u;
-  const float lo = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7650 | (2 * h))) - 8388736.f;
-  const float hi = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7650 | (2 * h + 1))) - 8388736.f;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  unsigned short b2 = static_cast<unsigned short>(h ? w >> 16 : w & 0xFFFFu);
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(b2));
-#if GEMV_DTYPE == 2
-  float lo, hi;  // every e4m3 value is a bf16 value too: exact
-  asm("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;}" : "=f"(lo), "=f"(hi) : "r"(r));
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-#endif
-  return r;
-}
-// Half s (weights 8 s .. 8 s + 7) of a lane's 16 bytes, as the 16 bytes of 8 dense elements.
+// Half s (weights 8 s .. 8 s + 7) of a lane's 16 bytes of 8-bit weights, as the 16 bytes of 8
+// elements of the activation dtype, pairs in K order with the first in the low half (the mma's
+// order, as X's words). Exact either way.
 __device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
-  const unsigned a = s ? v.z : v.x, b = s ? v.w : v.y;
-  return make_uint4(tc8_pair(a, 0), tc8_pair(a, 1), tc8_pair(b, 0), tc8_pair(b, 1));
+  const unsigned words[2] = {s ? v.z : v.x, s ? v.w : v.y};
+  unsigned r[4];
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+#if GEMV_DTYPE == 2
+    // bf16 has no room for an 8-bit magic number: the prelude's fp32 values, packed in pairs
+    // (every int8 and e4m3 value is a bf16 value).
+    float f[4];
+    q_word_values(words[w], f);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r[2 * w + h]) : "f"(f[2 * h + 1]), "f"(f[2 * h]));
+#elif GEMV_WFORMAT == 1
+    // fp16: 0x64 over (b + 128) is 1024 + b + 128, exact; one subtract of 1152 per pair leaves b.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const unsigned f = __byte_perm(words[w] ^ 0x80808080u, 0x64646464u, h ? 0x5342 : 0x5140);
+      asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r[2 * w + h]) : "r"(f), "r"(0x64806480u));
+    }
+#else
+    // fp16 from e4m3 pairs: the hardware's conversion.
+    asm("{.reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n cvt.rn.f16x2.e4m3x2 %1, hi;}"
+        : "=r"(r[2 * w]), "=r"(r[2 * w + 1]) : "r"(words[w]));
+#endif
+  }
+  return make_uint4(r[0], r[1], r[2], r[3]);
 }
 #endif
 
