@@ -1,7 +1,7 @@
 // gemvtune-sweep: a developer's tool. Measures every config of the search space on each shape
 // (graph mode, each checked first), prints the fastest few beside cuBLAS, and writes every
 // measurement as CSV (shape,dtype,config,us,gbps,model_us) for studying the model offline.
-// Usage: [GEMVTUNE_SWEEP_FILTER=text] gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...
+// Usage: [GEMVTUNE_SWEEP_FILTER=text[+text...]] gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...
 // (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.
 // SHAPE: NxK at M = 1, or MxNxK for batch M, as bench prints it; the CSV's shape column keeps
 // the argument's text.)
@@ -62,7 +62,7 @@ int main(int argc, char** argv) try {
   jit::LoadedKernels kernels(ctx);
   std::vector<std::future<void>> jobs;
   const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
-  const auto wanted = [filter](const KernelConfig& c) { return !filter || to_string(c).find(filter) != std::string::npos; };
+  const auto wanted = [filter](const KernelConfig& c) { return !filter || config_text_matches(to_string(c), filter); };
   for (int m : batches)
     for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
       if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));

@@ -226,6 +226,15 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   return std::nullopt;
 }
 
+bool config_text_matches(std::string_view config_text, std::string_view pattern) {
+  for (;;) {
+    const std::size_t plus = pattern.find('+');
+    if (config_text.find(pattern.substr(0, plus)) == std::string_view::npos) return false;
+    if (plus == std::string_view::npos) return true;
+    pattern.remove_prefix(plus + 1);
+  }
+}
+
 int ring_shared_bytes(const KernelConfig& c) { return c.warps() * (c.unroll + 1) * c.rows_per_warp * 512; }
 
 int int4_tc_shared_bytes(const KernelConfig& c) {

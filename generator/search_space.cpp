@@ -3,6 +3,7 @@
 // (narrower widths are the fallback for misaligned pointers). At batch M > 1 the tensor-core
 // family (bf16/fp16) with an m tile of M, and the CUDA-core family where it can win. Shapes whose
 // rows are misaligned (K x element size not a multiple of 16) add aligned-body configs (al).
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -24,7 +25,6 @@ namespace {
 // cuBLAS). At M = 2 CUDA cores still win 1024x4096. fp32 CUDA cores with 32 or 8 lanes per row
 // (ln8: 4 rows share each x load; at M = 16 on the H200 1.28-1.37x faster than 32 lanes on three
 // of four shapes, while at bf16 M = 2 it lost every pair to 32 lanes or tensor cores).
-constexpr int kBatchedSplitK[] = {1, 2, 4, 8};
 constexpr int kMaxCudaCoreBatch = 2;
 
 void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) {
@@ -148,6 +148,11 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
                 out.push_back(c);
             }
   return out;
+}
+
+std::vector<int> split_k_choices(int m, WeightFormat weights) {
+  if (m == 1 && !is_quantized(weights)) return {std::begin(kSplitKChoices), std::end(kSplitKChoices)};
+  return {std::begin(kBatchedSplitK), std::end(kBatchedSplitK)};
 }
 
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs) {

@@ -21,7 +21,7 @@
 // The whole-space suites check every config where the GPU is; for compute-sanitizer runs and
 // quick looks, GEMVTUNE_TEST_CONFIG_STRIDE=n checks every n-th config (or case) only, and
 // GEMVTUNE_TEST_CONFIG_FILTER=text only the configs whose name contains text (e.g. "tc_" for the
-// tensor-core families), filtered before the stride.
+// tensor-core families; "tc_+_ring": every '+'-separated part), filtered before the stride.
 inline std::size_t config_stride() {
   const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
   return s ? static_cast<std::size_t>(std::max(1, std::atoi(s))) : 1;
@@ -32,6 +32,6 @@ inline std::vector<gemvtune::KernelConfig> filtered(std::vector<gemvtune::Kernel
   if (!f) return configs;
   std::vector<gemvtune::KernelConfig> kept;
   for (const gemvtune::KernelConfig& c : configs)
-    if (gemvtune::to_string(c).find(f) != std::string::npos) kept.push_back(c);
+    if (gemvtune::config_text_matches(gemvtune::to_string(c), f)) kept.push_back(c);
   return kept;
 }

@@ -92,6 +92,9 @@ std::optional<std::string> why_invalid(const KernelConfig& c);
 //   shape (which family runs it, load width, the int4 tensor-core kernel's shared memory, the
 //   CUDA cores' accumulator budget: 64 for dense fp32, 32 otherwise); part of why_invalid_for.
 std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, WeightFormat weights);
+// Whether a config's text contains every '+'-separated part of pattern ("tc_+_ring"): the
+// filters of the GPU test suites and gemvtune-sweep.
+bool config_text_matches(std::string_view config_text, std::string_view pattern);
 // Static shared memory of one block of the int4 tensor-core family (templates/gemv_qtc.cu), a
 // tensor-core config c: per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks of 16
 // rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x staged for

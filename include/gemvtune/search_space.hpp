@@ -6,8 +6,12 @@
 
 namespace gemvtune {
 
-// Split-K counts the default space tries for every kernel.
+// Split-K counts the default space tries for every kernel: at M = 1 with dense weights, and in
+// powers of two at M > 1 and for quantized weights.
 inline constexpr int kSplitKChoices[] = {1, 2, 3, 4, 6, 8};
+inline constexpr int kBatchedSplitK[] = {1, 2, 4, 8};
+// The split-K counts of the default space of (batch M, weight format).
+std::vector<int> split_k_choices(int m, WeightFormat weights);
 
 // Every config of the default search space for a dtype and batch M (1..kMaxBatch), valid by
 // why_invalid (any shape). M = 1: the CUDA-core family; M > 1: m tile M, tensor cores for

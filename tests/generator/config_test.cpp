@@ -308,3 +308,13 @@ TEST(DTypeShape, Parse) {
   EXPECT_THROW(check_shape({0, 1}), InvalidArgument);
   EXPECT_THROW(check_shape({1, -4}), InvalidArgument);
 }
+
+// The GPU suites' and gemvtune-sweep's filter: every '+'-separated part must appear.
+TEST(Config, TextFilterNeedsEveryPart) {
+  const std::string ring = "tc_t64_r4_kw2_v16_u2_sk1_cs_pdl_m16";
+  EXPECT_TRUE(config_text_matches(ring, "tc_"));
+  EXPECT_TRUE(config_text_matches(ring, "tc_+_pdl+_m16"));
+  EXPECT_FALSE(config_text_matches(ring, "tc_+_ring"));
+  EXPECT_FALSE(config_text_matches("t64_r2_kw1_v16_u4_sk1_cs_pdl_ring", "tc_+_ring"));
+  EXPECT_TRUE(config_text_matches(ring, ""));
+}

@@ -5,10 +5,13 @@
 //     and never slower than the default that run measured (the model before the fit);
 //   - the model strategy's first round holds both kernel families where both are valid.
 // Data: bench/results/sweeps/h200_bf16.csv (M = 1, bf16, every config) and the bench --json
-// files of bench/results/raw/ (per shape and M: tuned winner, tuned without PDL, default).
+// files of bench/results/raw/ (per shape and M: tuned winner, tuned without PDL, default);
+//   - a config lent by the nearest tuned shape, adapted to the shape (split-K, or the default),
+//     on the recorded sweeps of bench/results/sweeps/.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -17,7 +20,11 @@
 #include <sstream>
 #include <string>
 
+#include "cache/cache_test_util.hpp"
+#include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
+#include "gemvtune/resolve.hpp"
+#include "gemvtune/shape.hpp"
 #include "gemvtune/search_space.hpp"
 #include "tuner/model_fit.hpp"
 #include "tuner/strategy.hpp"
@@ -375,3 +382,84 @@ TEST(ModelFit, ShippedLaunchTermsAreTheFitOfTheRecordedWinners) {
   EXPECT_GT(shipped.launch_us - shipped.pdl_launch_us, 1.0);  // what PDL saves, as measured
 }
 }  // namespace
+
+namespace {
+// Borrowing on the recorded sweeps: in each (M, dtype) group of a sweep every shape in turn has
+// no entry and the others have their sweep's best. resolve_config lends the nearest one's config
+// (other_shapes scope, as bench's "untuned"); what it picks is looked up in the shape's own
+// sweep. Returns (geometric mean over the pairs of picked / best, the same for the nearest
+// config as stored, pairs where both were measured).
+struct BorrowScore {
+  double picked = 0, as_stored = 0;
+  int pairs = 0, repicked = 0, fell_back = 0;
+};
+BorrowScore borrow_on_sweeps(const std::vector<std::string>& files) {
+  const GpuIdentity h200{"NVIDIA H200", 132, 9, 0};
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> groups;  // "M dtype" -> shape -> us
+  for (const std::string& file : files) {
+    const auto rows = recorded::read_sweep_rows(kResults + "sweeps/" + file);
+    EXPECT_FALSE(rows.empty()) << "missing " << file;
+    for (const auto& r : rows) {
+      const bool batched = std::count(r.shape.begin(), r.shape.end(), 'x') == 2;
+      const auto [m, shape] = batched ? recorded::split_batched_shape(r.shape) : std::make_pair(1, r.shape);
+      groups[file + " " + std::to_string(m) + " " + r.dtype][shape][r.config] = r.us;
+    }
+  }
+  BorrowScore s;
+  double log_picked = 0, log_stored = 0;
+  for (const auto& [group, shapes] : groups) {
+    std::istringstream g(group);
+    std::string file, dtype_text;
+    int m = 1;
+    g >> file >> m >> dtype_text;
+    const DType t = parse_dtype(dtype_text);
+    const auto best_of = [](const std::map<std::string, double>& us) {
+      return *std::min_element(us.begin(), us.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    };
+    for (const auto& [target, us] : shapes) {
+      cache_test::TempDir dir;
+      TuningCache cache(dir.file("c.sqlite"), CacheMode::read_write);
+      for (const auto& [other, other_us] : shapes) {
+        if (other == target) continue;
+        const Shape os = parse_shape(other);
+        TuneRecord r = cache_test::make_record(cache_test::make_key(os.n, os.k, h200, t, m, template_version()),
+                                               best_of(other_us).first, best_of(other_us).second);
+        r.candidates.clear();
+        cache.store(r);
+      }
+      const Shape ts = parse_shape(target);
+      const Resolved r = resolve_config(&cache, h200, ts, t, m, WeightFormat::dense, ResolveScope::other_shapes);
+      CacheKey key = cache_test::make_key(ts.n, ts.k, h200, t, m, template_version());
+      const auto stored = cache.nearest(key, [&](const std::string& c) { return !why_invalid_for(parse_config(c), t, ts, m); }, true);
+      if (!stored) continue;
+      const auto picked = us.find(to_string(r.config));
+      const auto lent = us.find(stored->config);
+      if (picked == us.end() || lent == us.end()) continue;  // not measured in this sweep
+      const double best = best_of(us).second;
+      log_picked += std::log(picked->second / best);
+      log_stored += std::log(lent->second / best);
+      ++s.pairs;
+      s.fell_back += r.source == ConfigSource::model_default;
+      s.repicked += r.source == ConfigSource::nearest && r.config.split_k != parse_config(stored->config).split_k;
+    }
+  }
+  s.picked = std::exp(log_picked / std::max(1, s.pairs));
+  s.as_stored = std::exp(log_stored / std::max(1, s.pairs));
+  return s;
+}
+}  // namespace
+
+// A lent config gets this shape's split-K from the model, and the model's default replaces it
+// when the model predicts it far slower (runtime/resolve.cpp, adapt_borrowed): on the recorded
+// H200 sweeps that brings the untuned pairs closer to their best than the config as stored.
+TEST(Defaults, BorrowedConfigsOnTheRecordedSweeps) {
+  const BorrowScore s = borrow_on_sweeps(
+      {"h200_batch_098a33f_pdl.csv", "h200_batch_da60bb8.csv", "h200_bf16.csv", "h200_bf16_small.csv"});
+  std::printf("borrowing on %d recorded pairs: picked %.3fx the best (as stored %.3fx); %d splits re-picked, %d defaults\n",
+              s.pairs, s.picked, s.as_stored, s.repicked, s.fell_back);
+  EXPECT_GE(s.pairs, 30);
+  EXPECT_GT(s.repicked, 0);
+  EXPECT_GT(s.fell_back, 0);
+  EXPECT_LT(s.picked, s.as_stored - 0.03);
+  EXPECT_LT(s.picked, 1.10);
+}
