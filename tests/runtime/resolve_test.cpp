@@ -231,7 +231,7 @@ TuneRecord batch_record(Shape shape, int batch, const std::string& config) {
 TEST_F(ResolveTest, BatchExactThenCoveringThenNearest) {
   cache.store(batch_record({4096, 4096}, 1, "t256_r2_kw2_v16_u2_sk1_cs_pdl"));
   cache.store(batch_record({4096, 4096}, 4, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m4"));
-  cache.store(batch_record({4096, 4096}, 16, "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16"));
+  cache.store(batch_record({4096, 4096}, 16, "tc_t128_r1_kw4_v16_u4_sk1_cs_pdl_m16"));
   cache.store(batch_record({4096, 14336}, 8, "tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_m8"));
 
   Resolved r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 4);
@@ -256,7 +256,7 @@ TEST_F(ResolveTest, BatchExactThenCoveringThenNearest) {
 
   // Nothing covers M = 9 on 4096x12288 except the M = 16 entry of 4096x4096.
   r = resolve_config(&cache, kH200, {4096, 12288}, DType::bf16, 9);
-  EXPECT_EQ(r.source_text.rfind("nearest 4096x4096 at M=16", 0), 0u) << r.source_text;
+  EXPECT_EQ(r.source_text.rfind("nearest 4096x4096 at M=16", 0), 0u) << r.source_text << " " << to_string(r.config);
   EXPECT_EQ(r.config.m_tile, 16);
 
   // No entry of any M for fp16: the model's default for that M.
@@ -304,17 +304,22 @@ TEST_F(ResolveTest, NearestLendsPrefetchConfigsOnlyWhereThePrefetchFitsInL2) {
   EXPECT_EQ(resolve_config(&cache, kH200, {4096, 14336}, DType::bf16).source_text, "nearest 14336x4096");
 }
 
-// A lent config runs with this shape's split-K (a launch parameter): 4096x4096's winner at
-// M = 16 splits K in two to fill the SMs; on 6144x4096 that made 1.45 waves (H200: 19.8-20.0 us
-// against the model's default 16.1-16.3). The text says what changed.
+// A lent config runs with this shape's split-K (a launch parameter) where its grid's waves
+// changed: 4096x4096's winner at M = 2 splits K in two to fill the SMs; on 1024x4096 a quarter
+// of the rows leaves them mostly idle, and split-K 4 ran 4.43 us there against 5.80-5.82 for
+// split 2 (H200, bench "untuned" rows). The text says what changed. On a shape of the same N
+// (the same grid) the tuned split stays.
 TEST_F(ResolveTest, BorrowedConfigGetsThisShapesSplitK) {
-  cache.store(batch_record({4096, 4096}, 16, "tc_t128_r1_kw4_v16_u2_sk2_cs_pdl_m16"));
-  const Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 16);
+  cache.store(batch_record({4096, 4096}, 2, "tc_t256_r1_kw4_v16_u4_sk2_cs_pdl_m2"));
+  const Resolved r = resolve_config(&cache, kH200, {1024, 4096}, DType::bf16, 2);
   EXPECT_EQ(r.source, ConfigSource::nearest);
-  EXPECT_EQ(to_string(r.config), "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16");
-  EXPECT_EQ(r.source_text, "nearest 4096x4096 with split-K 1 (was 2)");
+  EXPECT_EQ(to_string(r.config), "tc_t256_r1_kw4_v16_u4_sk4_cs_pdl_m2");
+  EXPECT_EQ(r.source_text, "nearest 4096x4096 with split-K 4 (was 2)");
   ASSERT_TRUE(r.record);
-  EXPECT_EQ(r.record->config, "tc_t128_r1_kw4_v16_u2_sk2_cs_pdl_m16");  // what was stored
+  EXPECT_EQ(r.record->config, "tc_t256_r1_kw4_v16_u4_sk2_cs_pdl_m2");  // what was stored
+  const Resolved same_n = resolve_config(&cache, kH200, {4096, 14336}, DType::bf16, 2);
+  EXPECT_EQ(same_n.source_text, "nearest 4096x4096");
+  EXPECT_EQ(same_n.config.split_k, 2);
 }
 
 // A lent config the model predicts far slower than its default of the same kind gives way to the
