@@ -35,7 +35,8 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
   }
 }
 
-// Another shape's config (from shape `from`), lent to this one (out.config, source nearest).
+// Another shape's config (from shape `from`), lent to this one (out.config, source nearest);
+// dense and 8-bit weights.
 // Split-K is a launch parameter whose best value follows the grid: 4096x4096's winner at M = 2
 // (tc_t256_r1_kw4_u4, split 2) leaves the SMs mostly idle on 1024x4096, where split 4 ran 4.43 us
 // against 5.8 (H200). So where the lent grid no longer has the waves it had (more than 10%
@@ -55,6 +56,10 @@ constexpr double kBorrowSlack = 1.2;
 
 bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& shape, int batch, WeightFormat weights,
                     const GpuModelParams& model) {
+  // Not for int4: the model ranks its kernels worst (H200 at M = 16, int4g128: a split re-picked
+  // on 6144x4096 ran 0.68x cuBLAS, the lent split 0.89x; the default taken on 14336x4096 0.73x,
+  // the lent config 1.04x).
+  if (is_int4(weights)) return true;
   const KernelConfig lent = out.config;
   const double waves_there = estimate(lent, dtype, from, model, weights).waves;
   const ModelEstimate here = estimate(lent, dtype, shape, model, weights);

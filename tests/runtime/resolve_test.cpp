@@ -351,3 +351,17 @@ TEST_F(ResolveTest, BorrowedConfigFarSlowerThanItsKindsDefaultGivesTheDefault) {
   EXPECT_EQ(r.source, ConfigSource::nearest);
   EXPECT_EQ(to_string(r.config), "t64_r8_kw2_v16_u1_sk1_cs_pdl");
 }
+
+// int4 weights: the lent config runs as stored (the model ranks int4 kernels worst; on the H200
+// at M = 16 a re-picked split ran 0.68x cuBLAS on 6144x4096 where the stored one ran 0.89x).
+TEST_F(ResolveTest, BorrowedInt4ConfigRunsAsStored) {
+  TuneRecord r4 = cache_test::make_record(
+      cache_test::make_key(4096, 4096, kH200, DType::bf16, 16, template_version(), WeightFormat::int4_g128),
+      "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_m16", 9.5);
+  r4.candidates.clear();
+  cache.store(r4);
+  const Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 16, WeightFormat::int4_g128);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_EQ(r.source_text, "nearest 4096x4096");
+  EXPECT_EQ(to_string(r.config), "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_m16");
+}
