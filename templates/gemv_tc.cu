@@ -29,8 +29,9 @@
 // weights, so a chunk is 64 elements of a row (4 lanes x 16) and each lane converts its bytes
 // into two 8-element halves in the activation dtype (tc8_half) and loads X for both (K offsets
 // 16 t and 16 t + 8). The conversion is exact: int8 -> fp16 by a byte permute under 1024 and one
-// subtract per pair; fp8 -> fp16 by the hardware's e4m3x2 conversion; to bf16 through fp32 and a
-// pack. The row's scale multiplies the accumulators at the end. Why: on CUDA cores (gemv_q.cu)
+// subtract per pair; int8 -> bf16 by two LOP3s under 128 and one subtract per pair; fp8 -> fp16 by
+// the hardware's e4m3x2 conversion; fp8 -> bf16 through fp32 and a pack. The row's scale
+// multiplies the accumulators at the end. Why: on CUDA cores (gemv_q.cu)
 // every weight costs an FMA per batch row, and at M = 16 the 8-bit kernels ran at 0.17-0.28x
 // bf16 cuBLAS on the H200; here the products are the mma's whatever M.
 
@@ -123,9 +124,22 @@ __device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
   unsigned r[4];
 #pragma unroll
   for (int w = 0; w < 2; ++w) {
-#if GEMV_DTYPE == 2
+#if GEMV_DTYPE == 2 && GEMV_WFORMAT == 1
+    // bf16 from int8 pairs, exact: b = (b & 0x7F) - 128 s (s: its sign bit). Byte b spread into
+    // the low byte of a 16-bit half, under bf16's 128 (0x4300) its low 7 bits make 128 + (b & 0x7F)
+    // and its sign bit alone makes 0x4380 (256) or 0x4300 (128): one LOP3 each and one bf16x2
+    // subtract per pair, where the fp32 route below takes two permutes, two subtracts and a pack.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const unsigned spread = __byte_perm(words[w], 0u, h ? 0x4342 : 0x4140);  // bytes 2h, 2h + 1
+      unsigned low7, sign;
+      asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(low7) : "r"(spread), "r"(0x007F007Fu), "r"(0x43004300u));
+      asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(sign) : "r"(spread), "r"(0x00800080u), "r"(0x43004300u));
+      asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r[2 * w + h]) : "r"(low7), "r"(sign));
+    }
+#elif GEMV_DTYPE == 2
     // bf16 has no room for an 8-bit magic number: the prelude's fp32 values, packed in pairs
-    // (every int8 and e4m3 value is a bf16 value).
+    // (every e4m3 value is a bf16 value).
     float f[4];
     q_word_values(words[w], f);
 #pragma unroll
