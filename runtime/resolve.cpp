@@ -42,12 +42,14 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 // against 5.8 (H200). So where the lent grid no longer has the waves it had (more than 10%
 // apart), the split is re-picked by the model, among the splits that keep the grid within one
 // wave when it was within one (the model sees little of a partial second wave: 4096x4096's
-// tc_t128_r1_kw4_u2 split 2 at M = 16 makes 1.45 waves on 6144x4096, 19.6 us against 15.6 for
-// the tuned config, but with its register estimate of 80 instead of ptxas' 124 the model counts
-// 6 blocks per SM and one wave, and keeps the split). Then, when the model predicts the lent
-// config more than kBorrowSlack slower than its default of the same kernel family (ring, lanes
-// per row and aligned body alike), the default runs (out.config replaced, source
-// model_default; returns false). Across families the lent config stays: the model's estimates
+// tc_t128_r1_kw4_u2 split 2 at M = 16 makes 1.45 waves on 6144x4096 and ran 19.6 us, 15.6
+// for the tuned config, where the model predicts the split 1% faster). Then the default of the same kernel
+// family (ring, lanes per row and aligned body alike) runs instead (out.config replaced, source
+// model_default; returns false) when no split keeps within one wave a grid that was, and its
+// last wave is less than three quarters full (int8 at
+// M = 16: 4096x4096's tc_t256_r1_kw4_u4, one 256-thread block per SM by registers, makes 1.45
+// waves on 6144x4096 and ran 17.02 us, the default 10.64), or when the model predicts the lent
+// config more than kBorrowSlack slower. Across families the lent config stays: the model's estimates
 // are least reliable there (int8 at M = 1 on 4096x14336: a lent CUDA-core config 18.63 us, the
 // tensor-core default the model preferred 28.31). Checked on the recorded sweeps
 // (tests/tuner/defaults_test.cpp, Defaults.BorrowedConfigsOnTheRecordedSweeps) and bench's
@@ -64,6 +66,7 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   const double waves_there = estimate(lent, dtype, from, model, weights).waves;
   const ModelEstimate here = estimate(lent, dtype, shape, model, weights);
   double best = here.time_us;
+  bool wave_broken = false;  // it ran within one wave there; here every split leaves a partial one
   if (std::abs(here.waves / waves_there - 1.0) > 0.1) {
     bool first = true;
     for (int split : split_k_choices(batch, weights)) {
@@ -74,7 +77,9 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
       if (waves_there <= 1 && e.waves > 1) continue;
       if (first || e.time_us < best) best = e.time_us, out.config = c, first = false;
     }
-    if (first) best = here.time_us;  // no split keeps one wave: the lent one stays
+    // No split keeps one wave: broken where the last wave is mostly empty (1.45 waves above);
+    // a grid of nearly two whole waves (a shape of twice the rows) streams as well as one.
+    if (first) best = here.time_us, wave_broken = waves_there <= 1 && here.waves - std::floor(here.waves) < 0.75;
   }
   if (out.config.split_k != lent.split_k)
     out.source_text += " with split-K " + std::to_string(out.config.split_k) + " (was " + std::to_string(lent.split_k) + ")";
@@ -82,10 +87,13 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   const double own_us = estimate(own, dtype, shape, model, weights).time_us;
   const bool same_kind = own.family == lent.family && own.ring == lent.ring && own.lanes_per_row == lent.lanes_per_row &&
                          own.aligned_body == lent.aligned_body;
-  if (!same_kind || best <= kBorrowSlack * own_us) return true;
-  char slower[32];
-  std::snprintf(slower, sizeof slower, "%.0f%%", 100.0 * (best / own_us - 1.0));
-  out.source_text = "default (analytic model; the config of " + out.source_text + " predicted " + slower + " slower)";
+  if (!same_kind || (!wave_broken && best <= kBorrowSlack * own_us)) return true;
+  char slower[64];
+  if (wave_broken)
+    std::snprintf(slower, sizeof slower, "%s", "makes more than one wave at every split");
+  else
+    std::snprintf(slower, sizeof slower, "predicted %.0f%% slower", 100.0 * (best / own_us - 1.0));
+  out.source_text = "default (analytic model; the config of " + out.source_text + " " + slower + ")";
   out.config = own;
   out.source = ConfigSource::model_default;
   return false;

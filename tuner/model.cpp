@@ -57,6 +57,16 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const bool int4_tc = quantized && tc && is_int4(w);  // 8-bit tensor cores: the dense kernel's loads
   if (int4_tc) {
     regs = 36 + 32 * rows + (n_tiles - 1) * rows * 4;
+  } else if (tc) {
+    // Dense and 8-bit tensor cores: least-squares fits to the registers NVRTC 13.0 reports for
+    // every 3rd PDL kernel of the bf16 spaces at M = 1, 2, 8, 16 (templates of a4898b5, 64 dense
+    // and 165 int8/fp8 kernels; tests/tuner/explain_test.cpp checks a few). Dense: 88-254, little
+    // dependence on the unroll (ptxas unrolls the run loop to about four chunks whatever it is),
+    // RMS error 19; the estimate above gave 56-152 for them (a tile of 16 rows at M = 16 took 124
+    // registers, the estimate 80). 8-bit: each chunk in flight also holds its converted halves,
+    // RMS error 9.
+    const double u = c.unroll;
+    regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows + 20 * n_tiles;
   } else if (quantized && c.ring) {
     // The ring keeps the weights in flight in shared memory: 52-55 registers at 1 row, 76-80 at
     // 2, 111-116 at 4, whatever the unroll (int8 and fp8, NVRTC 13.0, sm_90).
