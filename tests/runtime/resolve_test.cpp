@@ -329,11 +329,7 @@ TEST_F(ResolveTest, BorrowedConfigGetsThisShapesSplitK) {
 // model's estimates are least reliable there (int8 at M = 1, 4096x14336: a lent CUDA-core config
 // 18.63 us, the tensor-core default 28.31).
 TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault) {
-  TuneRecord r8 = cache_test::make_record(
-      cache_test::make_key(4096, 4096, kH200, DType::bf16, 16, template_version(), WeightFormat::int8),
-      "tc_t256_r1_kw4_v16_u4_sk1_cs_pdl_m16", 9.5);
-  r8.candidates.clear();
-  cache.store(r8);
+  cache.store(weights_record({4096, 4096}, WeightFormat::int8, "tc_t256_r1_kw4_v16_u4_sk1_cs_pdl_m16", 16));
   Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 16, WeightFormat::int8);
   EXPECT_EQ(r.source, ConfigSource::model_default);
   EXPECT_EQ(r.config, default_config(DType::bf16, {6144, 4096}, params(kH200), 16, WeightFormat::int8));
@@ -348,11 +344,7 @@ TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault
       << r.source_text;
   EXPECT_NE(r.source_text.find("% slower)"), std::string::npos);
 
-  TuneRecord r1 = cache_test::make_record(
-      cache_test::make_key(4096, 4096, kH200, DType::bf16, 1, template_version(), WeightFormat::int8),
-      "t64_r8_kw2_v16_u1_sk1_cs_pdl", 6.7);
-  r1.candidates.clear();
-  cache.store(r1);
+  cache.store(weights_record({4096, 4096}, WeightFormat::int8, "t64_r8_kw2_v16_u1_sk1_cs_pdl"));
   r = resolve_config(&cache, kH200, {4096, 14336}, DType::bf16, 1, WeightFormat::int8);
   ASSERT_EQ(default_config(DType::bf16, {4096, 14336}, params(kH200), 1, WeightFormat::int8).family,
             Family::tensor_core);  // another family: the lent config stays
@@ -363,11 +355,7 @@ TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault
 // int4 weights: the lent config runs as stored (the model ranks int4 kernels worst; on the H200
 // at M = 16 a re-picked split ran 0.68x cuBLAS on 6144x4096 where the stored one ran 0.89x).
 TEST_F(ResolveTest, BorrowedInt4ConfigRunsAsStored) {
-  TuneRecord r4 = cache_test::make_record(
-      cache_test::make_key(4096, 4096, kH200, DType::bf16, 16, template_version(), WeightFormat::int4_g128),
-      "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_m16", 9.5);
-  r4.candidates.clear();
-  cache.store(r4);
+  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_m16", 16));
   const Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 16, WeightFormat::int4_g128);
   EXPECT_EQ(r.source, ConfigSource::nearest);
   EXPECT_EQ(r.source_text, "nearest 4096x4096");
