@@ -37,19 +37,21 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 
 // Another shape's config (from shape `from`), lent to this one (out.config, source nearest);
 // dense and 8-bit weights.
+//
 // Split-K is a launch parameter whose best value follows the grid: 4096x4096's winner at M = 2
 // (tc_t256_r1_kw4_u4, split 2) leaves the SMs mostly idle on 1024x4096, where split 4 ran 4.43 us
 // against 5.8 (H200). So where the lent grid no longer has the waves it had (more than 10%
-// apart), the split is re-picked by the model, among the splits that keep the grid within one
-// wave when it was within one (the model sees little of a partial second wave: 4096x4096's
-// tc_t128_r1_kw4_u2 split 2 at M = 16 makes 1.45 waves on 6144x4096 and ran 19.6 us, 15.6
-// for the tuned config, where the model predicts the split 1% faster). Then the default of the same kernel
-// family (ring, lanes per row and aligned body alike) runs instead (out.config replaced, source
-// model_default; returns false) when no split keeps within one wave a grid that was, and its
-// last wave is less than three quarters full (int8 at
-// M = 16: 4096x4096's tc_t256_r1_kw4_u4, one 256-thread block per SM by registers, makes 1.45
-// waves on 6144x4096 and ran 17.02 us, the default 10.64), or when the model predicts the lent
-// config more than kBorrowSlack slower. Across families the lent config stays: the model's estimates
+// apart), the model re-picks the split, among the splits that keep the grid within one wave when
+// it was within one: the model sees little of a partial second wave (4096x4096's
+// tc_t128_r1_kw4_u2 split 2 at M = 16 makes 1.45 waves on 6144x4096 and ran 19.6 us, the tuned
+// config 15.6, where the model predicts the split 1% faster).
+//
+// Then the default of the same kernel family (ring, lanes per row and aligned body alike) runs
+// instead (out.config replaced, source model_default; returns false) when no split keeps within
+// one wave a grid that was, its last wave less than three quarters full (int8 at M = 16:
+// 4096x4096's tc_t256_r1_kw4_u4, one 256-thread block per SM by registers, makes 1.45 waves on
+// 6144x4096 and ran 17.02 us, the default 10.64), or when the model predicts the lent config
+// more than kBorrowSlack slower. Across families the lent config stays: the model's estimates
 // are least reliable there (int8 at M = 1 on 4096x14336: a lent CUDA-core config 18.63 us, the
 // tensor-core default the model preferred 28.31). Checked on the recorded sweeps
 // (tests/tuner/defaults_test.cpp, Defaults.BorrowedConfigsOnTheRecordedSweeps) and bench's
