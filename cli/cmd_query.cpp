@@ -72,6 +72,9 @@ int cmd_query(const std::vector<std::string>& args) {
               << (r.source == ConfigSource::nearest ? " on " + to_string(r.record->key.shape, r.record->key.batch) : "") << " ("
               << r.record->strategy << " strategy, " << utc_date(r.record->timestamp) << ")\n";
   } else {
+    if (r.declined)
+      std::cout << "  lent    " << r.declined->config << " of " << to_string(r.declined->key.shape, r.declined->key.batch)
+                << " (" << fixed("%.2f", r.declined->time_us) << " us there), not used\n";
     GpuModelParams model;
     model.sm_count = gpu.sm_count;
     if (cache)

@@ -137,6 +137,7 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
         out.source_text = "nearest " + to_string(found->key.shape) + at_batch;
         if (!adapt_borrowed(out, found->key.shape, dtype, shape, batch, weights, model)) {
           out.record.reset();
+          out.declined = std::move(found);
           return out;  // the model's default, with source_text saying why
         }
       }

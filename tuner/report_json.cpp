@@ -80,7 +80,8 @@ Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, c
               {"source", std::string(to_string(r.source))},
               {"source_text", r.source_text},
               {"db", db},
-              {"record", r.record ? record_json(*r.record, false) : Json(nullptr)}};
+              {"record", r.record ? record_json(*r.record, false) : Json(nullptr)},
+              {"declined", r.declined ? record_json(*r.declined, false) : Json(nullptr)}};
 }
 
 GpuIdentity parse_gpu_key(const std::string& text) {

@@ -19,6 +19,9 @@ struct Resolved {
   ConfigSource source = ConfigSource::model_default;
   std::string source_text;           // "exact", "nearest 4096x4096", "default (analytic model)"
   std::optional<TuneRecord> record;  // the cache entry used (exact or nearest), no candidates
+  // The nearest shape's entry that the model's default replaced (source model_default;
+  // source_text says why), else empty.
+  std::optional<TuneRecord> declined;
 };
 
 // The config to run (dtype, shape) at batch M with weights in format `weights` on `gpu` with

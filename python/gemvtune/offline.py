@@ -86,7 +86,8 @@ def import_cache(file, db=None):
 def query(shape, dtype="bf16", *, m=1, db=None, device=0, gpu=None):
     """`gemvtune query --json`: the config the runtime would use for shape ('NxK' or (n, k))
     at batch m: {"shape", "batch", "dtype", "gpu", "template_version", "config", "source"
-    ("exact", "nearest", "default"), "source_text", "db", "record"}. gpu: a GPU model as
+    ("exact", "nearest", "default"), "source_text", "db", "record", "declined" (a nearest
+    shape's entry the default replaced, or None)}. gpu: a GPU model as
     list_cache() shows it, "NVIDIA H200/132sm/cc9.0", asks about that model without a GPU;
     otherwise the GPU at ``device`` is read (needs the driver)."""
     n, k = _shape(shape)

@@ -264,6 +264,8 @@ TEST_F(Cli, QueryWeightsUsesOnlyEntriesOfThatFormat) {
   EXPECT_EQ(j["source_text"], "default (analytic model)");
   EXPECT_EQ(j["config"], model_default);
   EXPECT_TRUE(j["record"].is_null());
+  ASSERT_TRUE(j.contains("declined"));  // no nearest entry was declined: null
+  EXPECT_TRUE(j["declined"].is_null());
 
   // Dense, by default or by name (or the activation dtype's name), still finds the dense entry.
   for (const std::vector<std::string>& extra :

@@ -335,6 +335,9 @@ TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault
   EXPECT_EQ(r.config, default_config(DType::bf16, {6144, 4096}, params(kH200), 16, WeightFormat::int8));
   EXPECT_EQ(r.source_text, "default (analytic model; the config of nearest 4096x4096 makes more than one wave at every split)");
   EXPECT_FALSE(r.record);
+  ASSERT_TRUE(r.declined);  // what was lent and not used, for query and scripts
+  EXPECT_EQ(r.declined->config, "tc_t256_r1_kw4_v16_u4_sk1_cs_pdl_m16");
+  EXPECT_EQ(r.declined->key.shape, (Shape{4096, 4096}));
   // Predicted far slower: 4096x4096's split-2 winner at M = 16 on 1024x4096 (split 4 there, and
   // still slower than the default by the model; H200: 6.81 us lent, 5.66 the default).
   cache.store(batch_record({4096, 4096}, 16, "tc_t128_r1_kw4_v16_u2_sk2_cs_pdl_m16"));
