@@ -81,7 +81,7 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
     }
     // No split keeps one wave: broken where the last wave is mostly empty (1.45 waves above);
     // a grid of nearly two whole waves (a shape of twice the rows) streams as well as one.
-    if (first) best = here.time_us, wave_broken = waves_there <= 1 && here.waves - std::floor(here.waves) < 0.75;
+    if (first) wave_broken = waves_there <= 1 && here.waves - std::floor(here.waves) < 0.75;
   }
   if (out.config.split_k != lent.split_k)
     out.source_text += " with split-K " + std::to_string(out.config.split_k) + " (was " + std::to_string(lent.split_k) + ")";
@@ -90,12 +90,10 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   const bool same_kind = own.family == lent.family && own.ring == lent.ring && own.lanes_per_row == lent.lanes_per_row &&
                          own.aligned_body == lent.aligned_body;
   if (!same_kind || (!wave_broken && best <= kBorrowSlack * own_us)) return true;
-  char slower[64];
-  if (wave_broken)
-    std::snprintf(slower, sizeof slower, "%s", "makes more than one wave at every split");
-  else
-    std::snprintf(slower, sizeof slower, "predicted %.0f%% slower", 100.0 * (best / own_us - 1.0));
-  out.source_text = "default (analytic model; the config of " + out.source_text + " " + slower + ")";
+  char slower[32];
+  std::snprintf(slower, sizeof slower, "predicted %.0f%% slower", 100.0 * (best / own_us - 1.0));
+  out.source_text = "default (analytic model; the config of " + out.source_text + " " +
+                    (wave_broken ? "makes more than one wave at every split" : slower) + ")";
   out.config = own;
   out.source = ConfigSource::model_default;
   return false;

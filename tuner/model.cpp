@@ -42,9 +42,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Resident blocks per SM: thread slots, block slots, and a register estimate (weights in
   // flight plus x plus accumulators plus bookkeeping, 4 bytes per register).
   const double n_tiles = std::ceil(m / 8);
-  double regs = tc ? 40 + (2.0 * c.rows_per_warp + n_tiles) * c.unroll * 4 + c.rows_per_warp * n_tiles * 4
-                   : 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
-                         (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
+  double regs = 40 + (c.rows_per_warp + 1) * c.unroll * c.vec_bytes / 4.0 +
+                (m > 1 ? c.rows_per_warp * (m + c.vec_bytes / esize) : 0);
   // The quantized families: least-squares fits to the registers NVRTC 13.0 reports for every
   // kernel of the bf16 M = 1 space at sm_90 (templates of 5b5fbfb; QuantModel tests in
   // tests/tuner/quant_model_test.cpp hold the numbers). CUDA cores keep each row's loads and its
@@ -60,11 +59,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   } else if (tc) {
     // Dense and 8-bit tensor cores: least-squares fits to the registers NVRTC 13.0 reports for
     // every 3rd PDL kernel of the bf16 spaces at M = 1, 2, 8, 16 (templates of a4898b5, 64 dense
-    // and 165 int8/fp8 kernels; tests/tuner/explain_test.cpp checks a few). Dense: 88-254, little
-    // dependence on the unroll (ptxas unrolls the run loop to about four chunks whatever it is),
-    // RMS error 19; the estimate above gave 56-152 for them (a tile of 16 rows at M = 16 took 124
-    // registers, the estimate 80). 8-bit: each chunk in flight also holds its converted halves,
-    // RMS error 9.
+    // and 165 int8/fp8 kernels; tests/tuner/model_registers_test.cpp checks a sample). Dense:
+    // 88-254, little dependence on the unroll (ptxas unrolls the run loop to about four chunks
+    // whatever it is), RMS error 19; the estimate before, 40 + (2 rows + n-tiles) x unroll x 4 +
+    // rows x n-tiles x 4, gave 56-152 for them (a tile of 16 rows at M = 16 took 124 registers,
+    // the estimate 80). 8-bit: each chunk in flight also holds its converted halves, RMS error 9.
     const double u = c.unroll;
     regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows + 20 * n_tiles;
   } else if (quantized && c.ring) {

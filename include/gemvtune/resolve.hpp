@@ -28,10 +28,11 @@ struct Resolved {
 // the current templates: the exact cache entry; else the same shape tuned at the smallest
 // batch above M whose config covers M (its m tile); else the nearest tuned shape at batch M
 // (then at a covering batch) of the same GPU, dtype, weight format and template version whose
-// config can run this problem, with split-K re-picked by the model where the lent grid's waves
-// changed, unless the model predicts it more than 20% slower than its default of the same kernel
-// family, which then runs (source model_default, source_text saying why); else the analytic
-// model's default (the cache's peak, if any,
+// config can run this problem; for dense and 8-bit weights with split-K re-picked by the model
+// where the lent grid's waves changed, unless no split keeps within one wave a grid that was or
+// the model predicts it more than 20% slower than its default of the same kernel family, which
+// then runs (source model_default, source_text saying why, `declined` the lent entry); else the
+// analytic model's default (the cache's peak, if any,
 // feeds the model). Entries of another GPU, weight format or template version are never used.
 // The default is the model's best config of the format's search space (default_config with
 // the weight format); source_text says it is the default. cache may be null (no cache file):
