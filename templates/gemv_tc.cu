@@ -30,7 +30,7 @@
 // into two 8-element halves in the activation dtype (tc8_half) and loads X for both (K offsets
 // 16 t and 16 t + 8). The conversion is exact: int8 -> fp16 by a byte permute under 1024 and one
 // subtract per pair; int8 -> bf16 by two LOP3s under 128 and one subtract per pair; fp8 -> fp16 by
-// the hardware's e4m3x2 conversion; fp8 -> bf16 by a permute, a shift, an AND and a multiply. The row's scale
+// the hardware's e4m3x2 conversion; fp8 -> bf16 through fp32 and a pack. The row's scale
 // multiplies the accumulators at the end. Why: on CUDA cores (gemv_q.cu)
 // every weight costs an FMA per batch row, and at M = 16 the 8-bit kernels ran at 0.17-0.28x
 // bf16 cuBLAS on the H200; here the products are the mma's whatever M.
@@ -128,7 +128,7 @@ __device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
     // bf16 from int8 pairs, exact: b = (b & 0x7F) - 128 s (s: its sign bit). Byte b spread into
     // the low byte of a 16-bit half, under bf16's 128 (0x4300) its low 7 bits make 128 + (b & 0x7F)
     // and its sign bit alone makes 0x4380 (256) or 0x4300 (128): one LOP3 each and one bf16x2
-    // subtract per pair, where the route through fp32 took two permutes, two subtracts and a pack.
+    // subtract per pair, where the fp32 route below takes two permutes, two subtracts and a pack.
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const unsigned spread = __byte_perm(words[w], 0u, h ? 0x4342 : 0x4140);  // bytes 2h, 2h + 1
@@ -138,21 +138,12 @@ __device__ __forceinline__ uint4 tc8_half(const uint4& v, int s) {
       asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r[2 * w + h]) : "r"(low7), "r"(sign));
     }
 #elif GEMV_DTYPE == 2
-    // bf16 from e4m3 pairs, exact: e4m3's exponent and mantissa bits (eeee.mmm) moved to the
-    // low end of bf16's (0000eeee.mmm0000) read 2^-120 times the value, subnormals included, so
-    // one bf16x2 multiply by 2^120 per pair. The byte permute puts byte 2h + 1 in the high byte
-    // and byte 2h in bits 15..8 with its sign replicated above it (selector nibble 8 | i), so one
-    // arithmetic shift by 4 and one AND with 0x87F087F0 leave both halves' sign, exponent and
-    // mantissa in place. Where the fp32 route took eight conversions per word (the slow pipe;
-    // fp16 activations ran 11-15% faster at M = 16), this is four plain instructions per pair.
-    // The NaN codes (0x7F, 0xFF) would read +-480: the packers refuse them (from_plain_fp8).
+    // bf16 has no room for an 8-bit magic number: the prelude's fp32 values, packed in pairs
+    // (every e4m3 value is a bf16 value).
+    float f[4];
+    q_word_values(words[w], f);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      unsigned y;
-      asm("prmt.b32 %0, %1, 0, %2;" : "=r"(y) : "r"(words[w]), "r"(h ? 0x3A24u : 0x1804u));
-      const unsigned bits = static_cast<unsigned>(static_cast<int>(y) >> 4) & 0x87F087F0u;
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r[2 * w + h]) : "r"(bits), "r"(0x7B807B80u));
-    }
+    for (int h = 0; h < 2; ++h) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r[2 * w + h]) : "f"(f[2 * h + 1]), "f"(f[2 * h]));
 #elif GEMV_WFORMAT == 1
     // fp16: 0x64 over (b + 128) is 1024 + b + 128, exact; one subtract of 1152 per pair leaves b.
 #pragma unroll

@@ -169,7 +169,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // tests/tuner/quant_model_test.cpp refits them and checks the shipped values.
   if (quantized) {
     // 8-bit weights on tensor cores: their conversion to the activation dtype, 0.5 (fp8 to
-    // fp16) to 2 (int8 and fp8 to bf16) instructions a weight; 2 here.
+    // fp16) to 2.5 (fp8 to bf16, through fp32; int8 to bf16 takes 2) instructions a weight; 2 here.
     const double per_weight = int4_tc ? 1.5
                               : tc    ? 2.0
                                       : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
