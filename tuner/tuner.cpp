@@ -217,7 +217,8 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   progress.budget = budget;
   const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
     // The whole batch is queued before the first is measured, so the pool compiles it while
-    // the GPU times the kernels already compiled. Nothing is compiled ahead of the batches:
+    // the GPU times the kernels already compiled. Nothing is compiled ahead of the batches
+    // (but the first round while a new cache's read ceiling is measured, in tune()):
     // on the recorded H200 sweeps, compiling the model's top 15% ahead (the budget) picked the
     // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
     // tune time (docs/tuning.md, "Tune time").
@@ -275,7 +276,14 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
 
   GpuModelParams model;
   model.sm_count = info.id.sm_count;
-  model.read_ceiling_gbps = ceiling_gbps();
+  // The read ceiling is stored in the cache or measured by the first tune into it (a few
+  // tenths of a second: an NVRTC compile and 80 reads of 4 GiB). While the GPU measures it, the
+  // pool compiles the first round of a ranking made with the model's default ceiling; the
+  // search then ranks with the measured one, and the pool compiles each kernel once, so only
+  // configs the two rankings do not share cost an extra compile. A small shape's tune is
+  // compile-bound (docs/tuning.md, "Tune time"), so this hides the measurement.
+  const bool ceiling_known = m.ceiling || m.cache.peak(info.id);
+  if (ceiling_known) model.read_ceiling_gbps = ceiling_gbps();
   const auto setup_started = Clock::now();
   Impl::Session s{job,
                   DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
@@ -284,8 +292,17 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   s.problem.reference();  // computed here rather than inside the first candidate's check
   s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
-  const std::vector<KernelConfig> ranked =
-      rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
+  std::vector<KernelConfig> ranked = rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
+  if (!ceiling_known) {
+    const StrategyOptions first = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(job.weights));
+    for (std::size_t i = 0; i < std::min(ranked.size(), model_initial_count(ranked.size(), first)); ++i)
+      m.pool.request(ranked[i], job.dtype, info.arch, job.weights);
+    {
+      PhaseTimer timer(s.phases.setup);
+      model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
+    }
+    ranked = rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
+  }
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);
   const CandidateResult& best = m.pick_winner(s, found, options.finalists);

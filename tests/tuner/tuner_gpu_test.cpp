@@ -116,3 +116,28 @@ TEST(TunerGpu, PeakStreamsAtLeastFourGiB) {
     EXPECT_GE(p.bytes, std::int64_t{4} << 30);
   }
 }
+
+// The first tune into a new cache measures the read ceiling while the pool compiles (tune()):
+// the ceiling is stored, and the record's share of it is against that measurement, not the
+// model's default the first ranking used.
+TEST(TunerGpu, FirstTuneIntoANewCacheMeasuresAndUsesTheCeiling) {
+  GEMVTUNE_REQUIRE_GPU();
+  cache_test::TempDir dir;
+  jit::Context ctx(0);
+  TuningCache cache(dir.file("fresh.sqlite"), CacheMode::read_write);
+  ASSERT_FALSE(cache.peak(ctx.info().id));
+  Tuner tuner(ctx, cache);
+  const ShapeResult result = tuner.tune(TuneJob{{256, 2048}, DType::bf16}, TuneOptions{});
+  const std::optional<PeakRecord> peak = cache.peak(ctx.info().id);
+  ASSERT_TRUE(peak);
+  EXPECT_GT(peak->gbps, 100.0);
+  EXPECT_DOUBLE_EQ(tuner.ceiling_gbps(), peak->gbps);
+  const TuneRecord& rec = result.record;
+  EXPECT_NEAR(rec.pct_of_ceiling, 100.0 * rec.gbps / peak->gbps, 1e-6 * rec.pct_of_ceiling);
+  for (const CandidateResult& c : rec.candidates)
+    if (c.outcome == Outcome::passed)
+      EXPECT_NEAR(c.pct_of_ceiling, 100.0 * c.gbps / peak->gbps, 1e-6 * c.pct_of_ceiling) << c.config;
+  EXPECT_LE(result.measured, model_budget(search_space_for(DType::bf16, Shape{256, 2048}).size(),
+                                          strategy_options_for(search_space_for(DType::bf16, Shape{256, 2048}).size(),
+                                                               256.0 * 2048 * 2)));
+}
