@@ -226,6 +226,10 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   return std::nullopt;
 }
 
+bool compiles_per_x_offset(const KernelConfig& c) {
+  return c.aligned_body && c.m_tile == 1 && c.rows_per_warp == 1 && c.unroll == 4;
+}
+
 bool config_text_matches(std::string_view config_text, std::string_view pattern) {
   for (;;) {
     const std::size_t plus = pattern.find('+');

@@ -88,6 +88,7 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
       << "#define GEMV_K_WARPS " << c.k_warps << "\n"
       << "#define GEMV_VEC_BYTES " << c.vec_bytes << "\n"
       << "#define GEMV_ALIGNED_BODY " << (c.aligned_body ? 1 : 0) << "\n"
+      << "#define GEMV_AL_X_OFFSETS " << (compiles_per_x_offset(c) ? 1 : 0) << "\n"
       << "#define GEMV_UNROLL " << c.unroll << "\n"
       << "#define GEMV_STREAMING " << (c.hint == LoadHint::streaming ? 1 : 0) << "\n"
       << "#define GEMV_PDL " << (c.pdl ? 1 : 0) << "\n"

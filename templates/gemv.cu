@@ -41,6 +41,9 @@
 #ifndef GEMV_ALIGNED_BODY
 #define GEMV_ALIGNED_BODY 0  // 1: rows and x of any element alignment (al)
 #endif
+#ifndef GEMV_AL_X_OFFSETS  // the aligned body compiled once per x offset (compiles_per_x_offset)
+#define GEMV_AL_X_OFFSETS (GEMV_ALIGNED_BODY && GEMV_M_TILE == 1 && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 4)
+#endif
 #ifndef GEMV_LANES_PER_ROW
 #define GEMV_LANES_PER_ROW 32  // lanes side by side along one row (ln): 32, 16 or 8
 #endif
@@ -346,7 +349,7 @@ __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg,
   }
 
   if (active) {
-#if GEMV_M_TILE == 1 && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 4
+#if GEMV_AL_X_OFFSETS
     aligned_body_loops<0>(w.xs[0], w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);
 #else
     aligned_body_loop<-1>(w, x, ldx, m, kb, lane, kw, full_chunks, rest, waited, loose, acc);

@@ -34,6 +34,11 @@ struct StrategyOptions {
 // `quantized` for quantized weights.
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized = false);
 
+// The configs of `space` worth compiling for a problem of bytes_per_call: all of them, but for a
+// problem of at most a few MB (compile-bound, as for strategy_options_for) those whose kernel
+// is compiled once per x offset (compiles_per_x_offset), which take 2-4 compiles' time each.
+std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, double bytes_per_call);
+
 struct StrategyResult {
   std::vector<Measured> measured;   // every config measured, in measuring order, no repeats
   std::optional<std::size_t> best;  // index into measured of the fastest passing config

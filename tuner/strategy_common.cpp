@@ -106,4 +106,17 @@ StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_ca
   return o;
 }
 
+// A misaligned 256x2047 (1 MB) waited 3.2 of its 4.2 s for NVRTC on the H200 machine: 8 of its
+// first 48 configs were aligned-body kernels compiled once per x offset (1.1-1.8 s of a core
+// each on the development machine, against 0.3-0.8 for the others). What they buy there is
+// small: in the recorded sweep of 256x2047 (bench/results/sweeps/h200_bf16_small.csv) the best
+// of them took 1.597 us and the best of the rest 1.618 (1.3%), a few instructions a load of a
+// launch-bound call.
+std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, double bytes_per_call) {
+  if (bytes_per_call > kSmallProblemBytes) return space;
+  space.erase(std::remove_if(space.begin(), space.end(), [](const KernelConfig& c) { return compiles_per_x_offset(c); }),
+              space.end());
+  return space;
+}
+
 }  // namespace gemvtune

@@ -292,7 +292,8 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   s.problem.reference();  // computed here rather than inside the first candidate's check
   s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
-  std::vector<KernelConfig> ranked = rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
+  const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), s.problem.bytes_per_call());
+  std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   if (!ceiling_known) {
     const StrategyOptions first = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(job.weights));
     for (std::size_t i = 0; i < std::min(ranked.size(), model_initial_count(ranked.size(), first)); ++i)
@@ -301,7 +302,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
       PhaseTimer timer(s.phases.setup);
       model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
     }
-    ranked = rank_by_model(runnable_space(s.problem), job.dtype, job.shape, model, job.weights);
+    ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   }
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);

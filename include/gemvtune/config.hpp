@@ -95,6 +95,12 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
 // Whether a config's text contains every '+'-separated part of pattern ("tc_+_ring"): the
 // filters of the GPU test suites and gemvtune-sweep.
 bool config_text_matches(std::string_view config_text, std::string_view pattern);
+// Whether the aligned body (al) of c is compiled once per byte offset of x in its 16-byte blocks
+// (templates/gemv.cu, aligned_body_loops): at m tile 1 with one row per warp and 4 loads a trip,
+// where picking x's elements at run time cost 14% on 4097x4099 (H200). The copies make such a
+// kernel's NVRTC compile 2-4x as long, which a small problem's tune pays (tune() leaves them out
+// there). The generator passes this to the template as GEMV_AL_X_OFFSETS.
+bool compiles_per_x_offset(const KernelConfig& c);
 // Static shared memory of one block of the int4 tensor-core family (templates/gemv_qtc.cu), a
 // tensor-core config c: per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks of 16
 // rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x staged for

@@ -152,3 +152,24 @@ TEST(AlignedBody, GeneratedSource) {
   EXPECT_NE(kernel_name(plain, DType::bf16), kernel_name(al, DType::bf16));
   EXPECT_THROW(generate_source(parse_config("t128_r1_kw1_v8_u4_sk1_cs_al"), DType::bf16), InvalidArgument);
 }
+
+// One rule for which aligned bodies are compiled once per x offset: the generator passes
+// compiles_per_x_offset to the template, and only m tile 1, one row per warp, 4 loads qualify.
+TEST(AlignedBody, PerOffsetCopiesFollowOneRule) {
+  int per_offset = 0;
+  for (const KernelConfig& c : search_space_for(DType::bf16, Shape{256, 2047})) {
+    if (!c.aligned_body) {
+      EXPECT_FALSE(compiles_per_x_offset(c)) << to_string(c);
+      continue;
+    }
+    const bool expected = c.m_tile == 1 && c.rows_per_warp == 1 && c.unroll == 4;
+    EXPECT_EQ(compiles_per_x_offset(c), expected) << to_string(c);
+    const std::string src = generate_source(c, DType::bf16);
+    EXPECT_NE(src.find(std::string("#define GEMV_AL_X_OFFSETS ") + (expected ? "1" : "0") + "\n"), std::string::npos)
+        << to_string(c);
+    per_offset += expected;
+  }
+  EXPECT_GT(per_offset, 0);
+  EXPECT_TRUE(compiles_per_x_offset(parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al")));
+  EXPECT_FALSE(compiles_per_x_offset(parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m2")));
+}

@@ -72,6 +72,20 @@ TEST(Strategy, SmallProblemsMeasureAFixedNumberOfConfigs) {
   EXPECT_EQ(model_budget(300, tiny_space), model_budget(300));
 }
 
+// A small problem's tune leaves out the aligned bodies compiled once per x offset (several
+// compiles' time each); a larger one keeps the whole space.
+TEST(Strategy, SmallProblemsSkipKernelsCompiledPerXOffset) {
+  const std::vector<KernelConfig> space = search_space_for(DType::bf16, Shape{256, 2047});
+  const auto per_offset = [](const std::vector<KernelConfig>& v) {
+    return std::count_if(v.begin(), v.end(), [](const KernelConfig& c) { return compiles_per_x_offset(c); });
+  };
+  ASSERT_GT(per_offset(space), 0);
+  const std::vector<KernelConfig> small = worth_compiling(space, 256.0 * 2047 * 2);
+  EXPECT_EQ(per_offset(small), 0);
+  EXPECT_EQ(small.size() + static_cast<std::size_t>(per_offset(space)), space.size());
+  EXPECT_EQ(worth_compiling(space, 4097.0 * 4099 * 2), space);
+}
+
 TEST(Strategy, ExhaustiveMeasuresEverythingOnceAndFindsTheMinimum) {
   for (unsigned seed : {1u, 2u, 3u}) {
     const TimingTable table = bumpy_table(space(), seed);
