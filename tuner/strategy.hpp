@@ -56,6 +56,10 @@ StrategyResult run_exhaustive(const std::vector<KernelConfig>& candidates, const
 StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
                                 const StrategyOptions& options = {});
 
+// The configs run_model_guided measures first: the top of `ranked`, each kernel family (and for
+// quantized weights few or many rows per warp) keeping its share.
+std::vector<KernelConfig> model_first_round(const std::vector<KernelConfig>& ranked, const StrategyOptions& options);
+
 // Configs measured at most by run_model_guided on a space of this size (at least 1), and in
 // its first round.
 std::size_t model_budget(std::size_t space_size, const StrategyOptions& options = {});

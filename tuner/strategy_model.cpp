@@ -96,6 +96,10 @@ std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, s
 }
 }  // namespace
 
+std::vector<KernelConfig> model_first_round(const std::vector<KernelConfig>& ranked, const StrategyOptions& options) {
+  return first_round(ranked, model_initial_count(ranked.size(), options), options.quantized);
+}
+
 StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
                                 const StrategyOptions& options) {
   StrategyResult result;
@@ -105,8 +109,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), options.quantized),
-               measure);
+  measure_into(result, seen, model_first_round(ranked, options), measure);
   std::optional<std::size_t> leader = fastest_passing(result.measured);
   while (left() > 0) {
     std::vector<KernelConfig> batch;

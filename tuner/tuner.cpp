@@ -133,6 +133,7 @@ struct Tuner::Impl {
     }
   }
 
+  std::optional<double> known_ceiling();
   StrategyResult search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress);
   const CandidateResult& pick_winner(Session& s, const StrategyResult& found, std::size_t finalists);
@@ -154,12 +155,16 @@ Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads)
 
 Tuner::~Tuner() = default;
 
+// The ceiling known without measuring: this tuner's, else the one stored in the cache.
+std::optional<double> Tuner::Impl::known_ceiling() {
+  if (!ceiling)
+    if (auto stored = cache.peak(ctx.info().id)) ceiling = stored->gbps;
+  return ceiling;
+}
+
 double Tuner::ceiling_gbps() {
   Impl& m = *impl_;
-  if (m.ceiling) return *m.ceiling;
-  if (auto stored = m.cache.peak(m.ctx.info().id)) {
-    m.ceiling = stored->gbps;
-  } else {
+  if (!m.known_ceiling()) {
     const PeakRecord measured = measure_peak(m.ctx);
     m.cache.store_peak(measured);
     m.ceiling = measured.gbps;
@@ -282,8 +287,8 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   // search then ranks with the measured one, and the pool compiles each kernel once, so only
   // configs the two rankings do not share cost an extra compile. A small shape's tune is
   // compile-bound (docs/tuning.md, "Tune time"), so this hides the measurement.
-  const bool ceiling_known = m.ceiling || m.cache.peak(info.id);
-  if (ceiling_known) model.read_ceiling_gbps = ceiling_gbps();
+  const bool ceiling_known = m.known_ceiling().has_value();
+  if (ceiling_known) model.read_ceiling_gbps = *m.ceiling;
   const auto setup_started = Clock::now();
   Impl::Session s{job,
                   DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
@@ -296,8 +301,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   if (!ceiling_known) {
     const StrategyOptions first = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(job.weights));
-    for (std::size_t i = 0; i < std::min(ranked.size(), model_initial_count(ranked.size(), first)); ++i)
-      m.pool.request(ranked[i], job.dtype, info.arch, job.weights);
+    for (const KernelConfig& c : model_first_round(ranked, first)) m.pool.request(c, job.dtype, info.arch, job.weights);
     {
       PhaseTimer timer(s.phases.setup);
       model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
