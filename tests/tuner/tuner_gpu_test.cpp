@@ -134,9 +134,10 @@ TEST(TunerGpu, FirstTuneIntoANewCacheMeasuresAndUsesTheCeiling) {
   EXPECT_DOUBLE_EQ(tuner.ceiling_gbps(), peak->gbps);
   const TuneRecord& rec = result.record;
   EXPECT_NEAR(rec.pct_of_ceiling, 100.0 * rec.gbps / peak->gbps, 1e-6 * rec.pct_of_ceiling);
-  for (const CandidateResult& c : rec.candidates)
-    if (c.outcome == Outcome::passed)
-      EXPECT_NEAR(c.pct_of_ceiling, 100.0 * c.gbps / peak->gbps, 1e-6 * c.pct_of_ceiling) << c.config;
+  for (const CandidateResult& c : rec.candidates) {
+    if (c.outcome != Outcome::passed) continue;
+    EXPECT_NEAR(c.pct_of_ceiling, 100.0 * c.gbps / peak->gbps, 1e-6 * c.pct_of_ceiling) << c.config;
+  }
   EXPECT_LE(result.measured, model_budget(search_space_for(DType::bf16, Shape{256, 2048}).size(),
                                           strategy_options_for(search_space_for(DType::bf16, Shape{256, 2048}).size(),
                                                                256.0 * 2048 * 2)));
