@@ -228,8 +228,7 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
 bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu) {
   if (!c.prefetch_l2) return true;
   const double esize = static_cast<double>(dtype_size(t));
-  // A warp's rows: rows_per_warp on CUDA cores, 16 per tile on tensor cores (warp_rows).
-  const double slice = esize * std::ceil(static_cast<double>(s.k) / c.split_k / c.k_warps) * c.warp_rows();
+  const double slice = esize * std::ceil(static_cast<double>(s.k) / c.split_k / c.k_warps) * c.rows_per_warp;
   const double warp_slots = double(gpu.max_threads_per_sm) / 32 * gpu.sm_count;
   const double call = esize * static_cast<double>(s.n) * static_cast<double>(s.k);
   return std::min(call, slice * warp_slots) <= gpu.l2_bytes;

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "gemvtune/config.hpp"
-#include "gemvtune/model.hpp"
 
 namespace gemvtune {
 
@@ -35,13 +34,10 @@ struct StrategyOptions {
 // `quantized` for quantized weights.
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized = false);
 
-// The configs of `space` worth compiling for a problem of dtype t and shape s, bytes_per_call in
-// all: those whose L2 prefetch fits in the L2 of `gpu` (prefetch_fits_l2; past it the prefetch
-// evicts its own lines and the weights cross HBM twice), and for a problem of at most a few MB
-// (compile-bound, as for strategy_options_for) without those whose kernel is compiled once per x
-// offset (compiles_per_x_offset), which take 2-4 compiles' time each.
-std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, DType t, const Shape& s,
-                                          double bytes_per_call, const GpuModelParams& gpu);
+// The configs of `space` worth compiling for a problem of bytes_per_call: all of them, but for a
+// problem of at most a few MB (compile-bound, as for strategy_options_for) those whose kernel
+// is compiled once per x offset (compiles_per_x_offset), which take 2-4 compiles' time each.
+std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, double bytes_per_call);
 
 struct StrategyResult {
   std::vector<Measured> measured;   // every config measured, in measuring order, no repeats
