@@ -207,7 +207,7 @@ int cmd_explain(const std::vector<std::string>& args) {
                      {"partial_bytes", x.split_partial_bytes}, {"us", x.split_us}}},
         {"model", {{"time_us", e.time_us}, {"gbps", x.predicted_gbps}, {"launch_us", e.launch_us},
                    {"transfer_us", e.transfer_us}, {"compute_us", e.compute_us}, {"stream_us", e.stream_us},
-                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance},
+                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance}, {"turnover", e.turnover},
                    {"moved_bytes", x.moved_bytes}}},
         {"limiter", to_string(x.limiter)}, {"verdict", x.verdict},
         {"limiter_basis", x.measured_share ? "measured" : "model"},
@@ -264,7 +264,9 @@ int cmd_explain(const std::vector<std::string>& args) {
                       std::to_string(x.last_wave_blocks) + " of " + std::to_string(x.wave_slots) + " slots, " +
                       fixed("%.0f", 100 * x.last_wave_fill) + "% full)",
          "model: " + fixed("%.2f", e.waves) + " waves at " + std::to_string(x.model_residency.blocks) +
-             " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)"});
+             " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)" +
+             (e.turnover < 1 ? "; block turnover leaves " + fixed("%.0f", 100 * e.turnover) + "% of the stream rate"
+                             : std::string())});
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
          fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " + fixed("%.0f", model.latency_ns) +
              " ns latency (assumed) / " + std::to_string(gpu.sm_count) + " SMs; " + kb(e.warp_bytes) + " per warp" +

@@ -27,15 +27,28 @@ namespace {
 // of four shapes, while at bf16 M = 2 it lost every pair to 32 lanes or tensor cores).
 constexpr int kMaxCudaCoreBatch = 2;
 
-void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out) {
+// Dense tensor cores also split a block's 16-row tiles along K among 8 warps of 256 threads, or
+// 8 or 16 of 512 (one tile per warp there: the 512-thread block's launch bounds leave 128
+// registers a thread, which two tiles at m = 16 exceed). A small grid then keeps every SM
+// streaming without split-K's partials and serial fix-up, reducing in shared memory instead: on
+// the H200 (bench/results/h200.md, "Warps along K") 4096x4096 at M = 4 to 16 ran 6-11% and
+// 1024x4096 8-10% faster than the best config of 4 warps along K; larger shapes, whose grid
+// fills the GPU, gained nothing.
+bool wide_k_knobs(int threads, int k_warps, int rows) {
+  if (threads == 512) return k_warps >= 8 && rows == 1;
+  return k_warps > 4;
+}
+
+void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out, bool wide_k = false) {
   const bool tc = family == Family::tensor_core;
-  for (int threads : {64, 128, 256})
-    for (int k_warps : {1, 2, 4})
+  for (int threads : {64, 128, 256, 512})
+    for (int k_warps : {1, 2, 4, 8, 16})
       for (int rows : {1, 2, 4})
         for (int unroll : {1, 2, 4})
           for (int overlap : {0, 1})
             for (int split : kBatchedSplitK)
             for (int lanes : {32, 8}) {
+              if ((threads == 512 || k_warps > 4) && !(wide_k && wide_k_knobs(threads, k_warps, rows))) continue;
               if (!tc && threads == 64) continue;
               if ((tc || t != DType::f32) && lanes != 32) continue;  // ln8 lost every bf16 M = 2 pair
               KernelConfig c;
@@ -124,7 +137,7 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
   }
   if (m > 1) {
     if (t == DType::f32 || m <= kMaxCudaCoreBatch) add_batched(t, m, Family::cuda_core, out);
-    if (t != DType::f32) add_batched(t, m, Family::tensor_core, out);
+    if (t != DType::f32) add_batched(t, m, Family::tensor_core, out, /*wide_k=*/true);
     return out;
   }
   for (int threads : {64, 128, 256})
@@ -154,6 +167,8 @@ std::vector<int> split_k_choices(int m, WeightFormat weights) {
   if (m == 1 && !is_quantized(weights)) return {std::begin(kSplitKChoices), std::end(kSplitKChoices)};
   return {std::begin(kBatchedSplitK), std::end(kBatchedSplitK)};
 }
+
+bool wide_k_block(const KernelConfig& c) { return c.k_warps > 4 || c.threads > 256; }
 
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs) {
   std::vector<KernelConfig> out;

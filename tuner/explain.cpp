@@ -131,7 +131,7 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
   // adds the most, unless the stream is within kBandwidthShare of the call's time: then it is
   // bandwidth. The call's time is the measured one when there is one (choose_limiter).
   const double sm_share_gbps = gpu.read_ceiling_gbps / sms;
-  const double at_sm_rate = e.transfer_us * e.balance;          // bytes / (SM rate x SMs)
+  const double at_sm_rate = e.transfer_us * e.balance * e.turnover;  // bytes / (SM rate x SMs)
   const double ideal = at_sm_rate * e.sm_gbps / sm_share_gbps;  // bytes / ceiling
   x.costs.grid = e.transfer_us - at_sm_rate;
   x.costs.bytes_in_flight = at_sm_rate - ideal;
@@ -156,9 +156,9 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
         cause = format("%.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
                        double(x.blocks), sms, idle_sms, 100 * e.balance);
       else
-        cause = format("the busiest SM runs more blocks than the average, a last wave mostly empty "
-                       "(%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
-                       std::max(e.waves, double(x.blocks) / sms), 100 * e.balance);
+        cause = format("past one wave, the busiest SM's extra blocks, the last wave's empty slots and each "
+                       "block's turnover (%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
+                       std::max(e.waves, double(x.blocks) / sms), 100 * e.balance * e.turnover);
       break;
     case Limiter::bytes_in_flight:
       cause = format("%.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",

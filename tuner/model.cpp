@@ -114,7 +114,22 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);
   else balance = 0.85 + 0.15 * waves / std::ceil(waves);
-  const double transfer_us = bytes / (sm_bw * sms * balance) * 1e6;
+  // Block turnover (tensor cores): past one wave, each block slot alternates between streaming
+  // a block's weights, at its share of the SM's rate, and block_turnover_us while one block ends
+  // (barrier, shared-memory reduction, writes) and the next starts and waits for its first
+  // loads. With one resident block per SM nothing else streams meanwhile; with R of them the
+  // others cover part of the gap, fitted as 1 / R^2 of it (1 / R moved the defaults of the
+  // recorded batched sweeps to 64-thread blocks, 1.07 -> 1.13x the best there). On the H200
+  // 16x14336x4096 ran 38.7 us with tc_t512_r1_kw16 (one block per SM, 6.8 waves) against 30.5
+  // for the best config, which 1.5 us per turn accounts for (bench/results/h200.md, "Warps
+  // along K"). The CUDA-core family's constants (launch_us, pdl_launch_us, the issue shares)
+  // were fitted without this term and absorb what it would add there.
+  double turnover = 1.0;
+  if (tc && waves > 1) {
+    const double block_us = resident_per_sm * bytes / blocks / sm_bw * 1e6;
+    turnover = block_us / (block_us + gpu.block_turnover_us / (resident_per_sm * resident_per_sm));
+  }
+  const double transfer_us = bytes / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
   double issue_us = 0;
   // ops at `share` of the fp32 issue rate (128 lanes x clock per SM), scaled down by resident
@@ -204,6 +219,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   e.needed_per_sm = sm_share * gpu.latency_ns * 1e-9;
   e.sm_gbps = sm_bw / 1e9;
   e.balance = balance;
+  e.turnover = turnover;
   e.transfer_us = transfer_us;
   e.compute_us = issue_us;
   e.stream_us = stream_us;
@@ -244,10 +260,15 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // x loaded first at m tile 2 (ab4aa0a) the CUDA cores' best won 1024x4096, 4096x4096 and
   // 4096x14336, but not the model's CUDA-core pick (2x4096x4096: 13.1 us against this default's
   // 11.2, raw/xf2probe_h200_sweeps_bf16_m2.tar.gz).
+  // Nor one of the wide blocks (wide_k_block): the model's balance caps each SM at its share of
+  // the ceiling, so it undervalues their few blocks where they win (1024x4096: tc_t512_r1_kw16
+  // at M = 4 ran 3.91 us on the H200, the model ranked tc_t256_r1_kw8_sk2 first, which ran 4.59,
+  // and the default without them 4.42; bench/results/h200.md, "Warps along K"). The tuner
+  // measures them.
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;
     for (const KernelConfig& c : space)
-      if (c.family == Family::tensor_core) tc.push_back(c);
+      if (c.family == Family::tensor_core && !wide_k_block(c)) tc.push_back(c);
     if (!tc.empty()) space = std::move(tc);
   }
   auto ranked = rank_by_model(std::move(space), t, s, gpu, w);

@@ -25,6 +25,10 @@ struct GpuModelParams {
   int max_blocks_per_sm = 32;
   double shared_bytes_per_sm = 228 * 1024;  // shared memory per SM (sm_90)
   double l2_bytes = 60.0 * 1024 * 1024;     // L2 (H200: 60 MiB), for the L2 prefetch (pf)
+  // Past one wave, the gap between a block's end and its successor's first weights on the same
+  // SM (the ending block's reduction and writes, the new block's set-up and first loaded
+  // latency); tuner/model.cpp, "block turnover".
+  double block_turnover_us = 1.5;
   // Issue-rate terms: arithmetic per second on one SM is 128 fp32 lanes x clock x share. The
   // shares are fitted to recorded H200 measurements (tuner/model_fit.hpp; the data files are
   // named in tuner/model.cpp and docs/tuning.md, "Fitting the model's constants").
@@ -55,6 +59,7 @@ struct ModelEstimate {
   double needed_per_sm = 0;      // Little's law at the ceiling: ceiling / SMs x latency
   double sm_gbps = 0;            // min(SM's share of the ceiling, in flight / latency)
   double balance = 1;            // grid balance factor (busiest SM, last wave), 1 = none lost
+  double turnover = 1;           // share of a block slot's time spent streaming past one wave, 1 = none lost
   double transfer_us = 0;        // the weight stream alone (bytes / (SM rate x SMs x balance))
   double compute_us = 0;         // issue-rate term (CUDA cores at M > 1, quantized), else 0
   double stream_us = 0;          // max(transfer_us, compute_us)

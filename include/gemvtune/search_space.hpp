@@ -20,6 +20,10 @@ std::vector<int> split_k_choices(int m, WeightFormat weights);
 // off, split-K in powers of two), m tile M.
 std::vector<KernelConfig> default_search_space(DType t, int m = 1, WeightFormat weights = WeightFormat::dense);
 
+// Whether a config is one of the wide blocks of the dense tensor-core space: more than 4 warps
+// along K (8 of 256 threads, 8 or 16 of 512), for small grids (search_space.cpp).
+bool wide_k_block(const KernelConfig& c);
+
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
 // so configs that differ only in it share one compiled kernel. Returned with split_k = 1.
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs);
