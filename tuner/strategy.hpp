@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemvtune/config.hpp"
+#include "gemvtune/model.hpp"
 
 namespace gemvtune {
 
@@ -34,10 +35,16 @@ struct StrategyOptions {
 // `quantized` for quantized weights.
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized = false);
 
-// The configs of `space` worth compiling for a problem of bytes_per_call: all of them, but for a
-// problem of at most a few MB (compile-bound, as for strategy_options_for) those whose kernel
-// is compiled once per x offset (compiles_per_x_offset), which take 2-4 compiles' time each.
-std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, double bytes_per_call);
+// The configs of `space` worth compiling for a problem of dtype t and shape s, bytes_per_call in
+// all, on `gpu`: all of them but
+//  - for a problem of at most a few MB (compile-bound, as for strategy_options_for), those whose
+//    kernel is compiled once per x offset (compiles_per_x_offset), 2-4 compiles' time each;
+//  - the wide tensor-core blocks (wide_k_block) whose grid takes more than one wave of the
+//    model's block slots: one or two such blocks per SM expose each block's turnover, and past
+//    one wave they lost every pair of the recorded sweep (h200_batch_4316d86_kw_pdl.csv) while
+//    the winners there all fit one wave; measuring them cost a third of the preset's tune time.
+std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, DType t, const Shape& s,
+                                          double bytes_per_call, const GpuModelParams& gpu);
 
 struct StrategyResult {
   std::vector<Measured> measured;   // every config measured, in measuring order, no repeats

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "gemvtune/search_space.hpp"
 #include "tuner/strategy.hpp"
 
 namespace gemvtune {
@@ -112,9 +113,14 @@ StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_ca
 // small: in the recorded sweep of 256x2047 (bench/results/sweeps/h200_bf16_small.csv) the best
 // of them took 1.597 us and the best of the rest 1.618 (1.3%), a few instructions a load of a
 // launch-bound call.
-std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, double bytes_per_call) {
-  if (bytes_per_call > kSmallProblemBytes) return space;
-  space.erase(std::remove_if(space.begin(), space.end(), [](const KernelConfig& c) { return compiles_per_x_offset(c); }),
+std::vector<KernelConfig> worth_compiling(std::vector<KernelConfig> space, DType t, const Shape& s,
+                                          double bytes_per_call, const GpuModelParams& gpu) {
+  const bool small = bytes_per_call <= kSmallProblemBytes;
+  space.erase(std::remove_if(space.begin(), space.end(),
+                             [&](const KernelConfig& c) {
+                               return (small && compiles_per_x_offset(c)) ||
+                                      (wide_k_block(c) && estimate(c, t, s, gpu).waves > 1);
+                             }),
               space.end());
   return space;
 }

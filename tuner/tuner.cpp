@@ -297,7 +297,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   s.problem.reference();  // computed here rather than inside the first candidate's check
   s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
-  const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), s.problem.bytes_per_call());
+  const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), job.dtype, job.shape, s.problem.bytes_per_call(), model);
   std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   if (!ceiling_known) {
     const StrategyOptions first = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(job.weights));

@@ -80,10 +80,37 @@ TEST(Strategy, SmallProblemsSkipKernelsCompiledPerXOffset) {
     return std::count_if(v.begin(), v.end(), [](const KernelConfig& c) { return compiles_per_x_offset(c); });
   };
   ASSERT_GT(per_offset(space), 0);
-  const std::vector<KernelConfig> small = worth_compiling(space, 256.0 * 2047 * 2);
+  const std::vector<KernelConfig> small = worth_compiling(space, DType::bf16, {256, 2047}, 256.0 * 2047 * 2, {});
   EXPECT_EQ(per_offset(small), 0);
   EXPECT_EQ(small.size() + static_cast<std::size_t>(per_offset(space)), space.size());
-  EXPECT_EQ(worth_compiling(space, 4097.0 * 4099 * 2), space);
+  const std::vector<KernelConfig> large = search_space_for(DType::bf16, Shape{4097, 4099});
+  EXPECT_EQ(worth_compiling(large, DType::bf16, {4097, 4099}, 4097.0 * 4099 * 2, {}), large);
+}
+
+// The wide tensor-core blocks (wide_k_block) are measured only where their grid fits one wave:
+// on 1024x4096 and 4096x4096, where they won, tc_t512_r1_kw16 (one block per SM, 64 or 256
+// blocks) and tc_t256_r1_kw8 at split-K 1; on 14336x4096 none; nothing else is left out.
+TEST(Strategy, WideBlocksAreMeasuredOnlyWhereTheirGridFitsOneWave) {
+  const auto has = [](const std::vector<KernelConfig>& v, const char* text) {
+    return std::find(v.begin(), v.end(), parse_config(text)) != v.end();
+  };
+  const auto wide = [](const std::vector<KernelConfig>& v) {
+    return std::count_if(v.begin(), v.end(), [](const KernelConfig& c) { return wide_k_block(c); });
+  };
+  for (int m : {2, 8, 16}) {
+    const std::string tile = "_m" + std::to_string(m);
+    const std::vector<KernelConfig> space = search_space_for(DType::bf16, Shape{1024, 4096}, m);
+    const std::vector<KernelConfig> small = worth_compiling(space, DType::bf16, {1024, 4096}, 2.0 * 1024 * 4096, {});
+    EXPECT_TRUE(has(small, ("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl" + tile).c_str()));
+    EXPECT_TRUE(has(small, ("tc_t256_r1_kw8_v16_u2_sk2_cs_pdl" + tile).c_str()));
+    const std::vector<KernelConfig> mid = worth_compiling(space, DType::bf16, {4096, 4096}, 2.0 * 4096 * 4096, {});
+    EXPECT_TRUE(has(mid, ("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl" + tile).c_str()));
+    EXPECT_FALSE(has(mid, ("tc_t256_r1_kw8_v16_u2_sk2_cs_pdl" + tile).c_str()));  // 512 blocks
+    const std::vector<KernelConfig> large = worth_compiling(space, DType::bf16, {14336, 4096}, 2.0 * 14336 * 4096, {});
+    EXPECT_EQ(wide(large), 0);
+    EXPECT_EQ(large.size() + static_cast<std::size_t>(wide(space)), space.size());
+    EXPECT_GT(wide(space), 0);
+  }
 }
 
 TEST(Strategy, ExhaustiveMeasuresEverythingOnceAndFindsTheMinimum) {
