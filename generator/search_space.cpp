@@ -28,15 +28,15 @@ namespace {
 constexpr int kMaxCudaCoreBatch = 2;
 
 // Dense tensor cores also split a block's 16-row tiles along K among 8 warps of 256 threads, or
-// 8 or 16 of 512 (one tile per warp there: the 512-thread block's launch bounds leave 128
-// registers a thread, which two tiles at m = 16 exceed). A small grid then keeps every SM
-// streaming without split-K's partials and serial fix-up, reducing in shared memory instead: on
-// the H200 (bench/results/h200.md, "Warps along K") 4096x4096 at M = 4 to 16 ran 6-11% and
-// 1024x4096 8-10% faster than the best config of 4 warps along K; larger shapes, whose grid
-// fills the GPU, gained nothing.
-bool wide_k_knobs(int threads, int k_warps, int rows) {
-  if (threads == 512) return k_warps >= 8 && rows == 1;
-  return k_warps > 4;
+// 16 of 512. A small grid then keeps every SM streaming without split-K, reducing in shared
+// memory: on the H200 (bench/results/h200.md, "Wide tensor-core blocks") 4096x4096 at M = 4 to
+// 16 ran 6-11% and 1024x4096 8-10% faster than the best config of at most 4 warps along K;
+// larger shapes, whose grid fills the GPU, gained nothing. 512 threads leave 128 registers a
+// thread under the launch bounds: one tile a warp and PDL (without PDL, unroll 2 spilled 12-16
+// bytes at m <= 8; 8 warps along K in 512 threads spilled likewise and won no swept pair).
+bool wide_knobs_kept(const KernelConfig& c) {
+  if (c.threads == 512) return c.k_warps == 16 && c.rows_per_warp == 1 && c.pdl;
+  return true;
 }
 
 void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out, bool wide_k = false) {
@@ -48,7 +48,6 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out, 
           for (int overlap : {0, 1})
             for (int split : kBatchedSplitK)
             for (int lanes : {32, 8}) {
-              if ((threads == 512 || k_warps > 4) && !(wide_k && wide_k_knobs(threads, k_warps, rows))) continue;
               if (!tc && threads == 64) continue;
               if ((tc || t != DType::f32) && lanes != 32) continue;  // ln8 lost every bf16 M = 2 pair
               KernelConfig c;
@@ -63,6 +62,7 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out, 
               c.pdl = overlap > 0;
               c.prefetch_l2 = overlap == 2;
               c.m_tile = m;
+              if (wide_k_block(c) && !(tc && wide_k && wide_knobs_kept(c))) continue;
               if (!why_invalid(c) && !why_invalid_weights(c, t, WeightFormat::dense) &&
                   c.vec_bytes >= static_cast<int>(dtype_size(t)))
                 out.push_back(c);

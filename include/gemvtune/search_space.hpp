@@ -20,8 +20,9 @@ std::vector<int> split_k_choices(int m, WeightFormat weights);
 // off, split-K in powers of two), m tile M.
 std::vector<KernelConfig> default_search_space(DType t, int m = 1, WeightFormat weights = WeightFormat::dense);
 
-// Whether a config is one of the wide blocks of the dense tensor-core space: more than 4 warps
-// along K (8 of 256 threads, 8 or 16 of 512), for small grids (search_space.cpp).
+// Whether a config is a wide block: more than 4 warps along K or more than 256 threads. The
+// dense tensor-core space holds such blocks for small grids (8 warps along K of 256 threads, 16
+// of 512; search_space.cpp); no other family does.
 bool wide_k_block(const KernelConfig& c);
 
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
