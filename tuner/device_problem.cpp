@@ -76,7 +76,30 @@ DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint
   x_ = jit::DeviceBuffer(inputs_.x.bytes.size());
   x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
   rotate_bytes_ = rotate_bytes;
+  requested_ld_ = ld;
+  seed_ = seed;
   set_timing(TimingMethod::automatic);
+}
+
+bool DeviceProblem::same_weights(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
+                                 std::int64_t rotate_bytes, WeightFormat weights) const {
+  return t == dtype_ && s == inputs_.shape && ld == requested_ld_ && seed == seed_ && rotate_bytes == rotate_bytes_ &&
+         weights == weights_;
+}
+
+void DeviceProblem::rebatch(int m) {
+  check_batch(m);
+  const Shape& s = inputs_.shape;
+  // As the constructor with ldx = 0 and ldy = 0.
+  inputs_.m = m;
+  inputs_.ldx = s.k;
+  if (is_quantized(weights_) && m > 1) inputs_.ldx = round_up(inputs_.ldx, 16 / static_cast<std::int64_t>(dtype_size(dtype_)));
+  inputs_.x = random_x(dtype_, s.k, m, inputs_.ldx, seed_);
+  x_ = jit::DeviceBuffer(inputs_.x.bytes.size());
+  x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
+  ldy_ = s.n;
+  y_ = jit::DeviceBuffer(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(dtype_));
+  reference_.clear();
 }
 
 void DeviceProblem::set_timing(TimingMethod method) {

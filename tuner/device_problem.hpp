@@ -59,6 +59,15 @@ class DeviceProblem {
                 std::int64_t rotate_bytes, int m = 1, std::int64_t ldx = 0, std::int64_t ldy = 0,
                 WeightFormat weights = WeightFormat::dense);
 
+  // The same weights (host and device copies, drawn from the same seed) with m rows of X
+  // (row stride K) and of Y: what constructing the problem at m would give, without drawing and
+  // uploading the weights again (a 1 GB matrix took 1.4-1.8 s of a tune's setup on the H200
+  // machine). The reference is recomputed on next use.
+  void rebatch(int m);
+  // Whether this problem holds the weights a problem of these arguments would draw.
+  bool same_weights(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed, std::int64_t rotate_bytes,
+                    WeightFormat weights) const;
+
   DType dtype() const { return dtype_; }
   WeightFormat weights() const { return weights_; }
   const Shape& shape() const { return inputs_.shape; }
@@ -88,6 +97,8 @@ class DeviceProblem {
   // timing_.copies copies of the weights (and of their scales and zeros).
   std::vector<jit::DeviceBuffer> w_copies_, scale_copies_, zero_copies_;
   std::int64_t rotate_bytes_ = 0;
+  std::int64_t requested_ld_ = 0;  // the constructor's ld (quantized weights raise inputs_.ld)
+  std::uint64_t seed_ = 0;
   TimingPlan timing_;
   std::optional<L2Flush> flush_;
   std::int64_t ldy_;

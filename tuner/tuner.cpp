@@ -67,6 +67,9 @@ struct Tuner::Impl {
   jit::LoadedKernels kernels;
   jit::Stream stream;
   std::optional<double> ceiling;
+  // The last tune's problem, kept for the next one: a preset tunes each shape at M = 1, 2, 4,
+  // 8, 16 in a row, and those share their weights (DeviceProblem::rebatch).
+  std::optional<DeviceProblem> last_problem;
 
   Impl(const jit::Context& c, TuningCache& tc, int threads)
       : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
@@ -290,10 +293,19 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   const bool ceiling_known = m.known_ceiling().has_value();
   if (ceiling_known) model.read_ceiling_gbps = *m.ceiling;
   const auto setup_started = Clock::now();
-  Impl::Session s{job,
-                  DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
-                                job.weights),
-                  model.read_ceiling_gbps, {}, {}, {}};
+  const auto problem = [&] {
+    if (m.last_problem && m.last_problem->same_weights(job.dtype, job.shape, job.shape.k, options.seed,
+                                                       rotation_bytes(info), job.weights)) {
+      DeviceProblem p = std::move(*m.last_problem);
+      m.last_problem.reset();
+      p.rebatch(job.batch);
+      return p;
+    }
+    m.last_problem.reset();  // its device memory goes before the new problem's is allocated
+    return DeviceProblem(job.dtype, job.shape, job.shape.k, options.seed, rotation_bytes(info), job.batch, 0, 0,
+                         job.weights);
+  };
+  Impl::Session s{job, problem(), model.read_ceiling_gbps, {}, {}, {}};
   s.problem.reference();  // computed here rather than inside the first candidate's check
   s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
@@ -339,6 +351,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   out.measured = found.measured.size();
   out.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   out.phases = s.phases;
+  m.last_problem.emplace(std::move(s.problem));
   return out;
 }
 

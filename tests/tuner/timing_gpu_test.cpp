@@ -1,7 +1,7 @@
 // Timing on a GPU (skipped without one): a small shape, timed with an eviction pass instead of
 // tens of thousands of weight copies, tunes with a capped number of compiles; and on a shape
 // where both methods can run, the eviction pass (l2_flush) and the rotation give the same time
-// per call.
+// per call; and a problem re-batched for the next M is the problem drawn at that M.
 // Its own binary, so the tune below starts with no kernel compiled in the process.
 #include <gtest/gtest.h>
 
@@ -117,4 +117,37 @@ TEST(TunerTimingGpu, EvictionPassAgreesWithRotationOnAnEightMiBShape) {
 TEST(TunerTimingGpu, EvictionPassAgreesWithRotationOnA64KiBShape) {
   GEMVTUNE_REQUIRE_GPU();
   EXPECT_NEAR(flush_over_rotation({128, 256}), 1.0, 0.15);
+}
+
+// A problem re-batched (the tuner's next M of the same shape) is the problem drawn at that
+// batch: the same reference, bit for bit, and a kernel reading its device X and W passes the
+// float64 check; with quantized weights too, whose X rows are padded to 16 bytes.
+TEST(TunerTimingGpu, RebatchedProblemIsTheProblemDrawnAtThatBatch) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const Shape shape{256, 1000};
+  for (WeightFormat w : {WeightFormat::dense, WeightFormat::int4_g128}) {
+    const Shape s = w == WeightFormat::dense ? shape : Shape{256, 1024};
+    DeviceProblem p(DType::bf16, s, s.k, 7, rotation_bytes(ctx.info()), 1, 0, 0, w);
+    p.reference();
+    ASSERT_TRUE(p.same_weights(DType::bf16, s, s.k, 7, rotation_bytes(ctx.info()), w));
+    EXPECT_FALSE(p.same_weights(DType::bf16, s, s.k, 8, rotation_bytes(ctx.info()), w));
+    for (int m : {8, 3, 16}) {
+      p.rebatch(m);
+      DeviceProblem fresh(DType::bf16, s, s.k, 7, rotation_bytes(ctx.info()), m, 0, 0, w);
+      EXPECT_EQ(p.batch(), m);
+      EXPECT_EQ(p.operands(0).ldx, fresh.operands(0).ldx) << to_string(w) << " M=" << m;
+      EXPECT_EQ(p.bytes_per_call(), fresh.bytes_per_call());
+      EXPECT_EQ(p.reference(), fresh.reference()) << to_string(w) << " M=" << m;
+      KernelConfig c = parse_config("t128_r1_kw1_v16_u2_sk1_cs_m16");
+      auto kernel = kernels.get(c, DType::bf16, w);
+      p.workspace().reserve(c, s);
+      const LaunchFn launch = [&](int copy, CUstream st) {
+        jit::launch_gemv(*kernel, c, p.operands(copy), p.workspace(), st);
+      };
+      EXPECT_TRUE(verify_calls(launch, p, stream).ok) << to_string(w) << " M=" << m;
+    }
+  }
 }
