@@ -114,18 +114,20 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);
   else balance = 0.85 + 0.15 * waves / std::ceil(waves);
-  // Block turnover (tensor cores): past one wave, each block slot alternates between streaming
+  // Block turnover (dense tensor cores): past one wave, each block slot alternates between streaming
   // a block's weights, at its share of the SM's rate, and block_turnover_us while one block ends
   // (barrier, shared-memory reduction, writes) and the next starts and waits for its first
   // loads. With one resident block per SM nothing else streams meanwhile; with R of them the
   // others cover part of the gap, fitted as 1 / R^2 of it (1 / R moved the defaults of the
   // recorded batched sweeps to 64-thread blocks, 1.07 -> 1.13x the best there). On the H200
   // 16x14336x4096 ran 38.7 us with tc_t512_r1_kw16 (one block per SM, 6.8 waves) against 30.5
-  // for the best config, which 1.5 us per turn accounts for (bench/results/h200.md, "Warps
-  // along K"). The CUDA-core family's constants (launch_us, pdl_launch_us, the issue shares)
-  // were fitted without this term and absorb what it would add there.
+  // for the best config, which 1.5 us per turn accounts for (bench/results/h200.md, "Wide
+  // tensor-core blocks"). The CUDA-core family's constants (launch_us, pdl_launch_us, the issue shares)
+  // and the quantized tensor-core families' issue fits were made without this term and absorb
+  // what it would add there (with it, 22 int8/fp8 defaults of the preset moved to 64-thread
+  // blocks no sweep supports).
   double turnover = 1.0;
-  if (tc && waves > 1) {
+  if (tc && !quantized && waves > 1) {
     const double block_us = resident_per_sm * bytes / blocks / sm_bw * 1e6;
     turnover = block_us / (block_us + gpu.block_turnover_us / (resident_per_sm * resident_per_sm));
   }
@@ -263,7 +265,7 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // Nor one of the wide blocks (wide_k_block): the model's balance caps each SM at its share of
   // the ceiling, so it undervalues their few blocks where they win (1024x4096: tc_t512_r1_kw16
   // at M = 4 ran 3.91 us on the H200, the model ranked tc_t256_r1_kw8_sk2 first, which ran 4.59,
-  // and the default without them 4.42; bench/results/h200.md, "Warps along K"). The tuner
+  // and the default without them 4.42; bench/results/h200.md, "Wide tensor-core blocks"). The tuner
   // measures them.
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;

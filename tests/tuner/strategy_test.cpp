@@ -373,7 +373,7 @@ TEST(Strategy, ModelGuidedOnTheRecordedBatchedSweepsOfTheCurrentTensorCoreKernel
 
 // The same with the wide blocks (8 or 16 warps along K, wide_k_block): h200_batch_4316d86_kw_pdl.csv
 // holds every PDL config of today's space for 9 bf16 pairs at M = 4, 8, 16 (bench/results/h200.md,
-// "Warps along K"), where the wide blocks won 1024x4096 and 4096x4096 by 6-11%.
+// "Wide tensor-core blocks"), where the wide blocks won 1024x4096 and 4096x4096 by 6-11%.
 TEST(Strategy, ModelGuidedFindsTheWideBlocksWhereTheyWin) {
   EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_4316d86_kw_pdl.csv", 250), 9);
 }
