@@ -120,6 +120,9 @@ class Tuner {
   // finalists, stores the record in one cache transaction and returns it. Candidates that
   // fail (compile, launch, wrong result) are recorded with the reason and never chosen.
   // Throws Error when none passes (nothing stored) and ContextLost after a kernel fault.
+  // The problem's random weights (host and device copies) stay with the Tuner until its next
+  // tune or its end: a next job of the same dtype, shape and weight format at another batch M
+  // re-uses them rather than drawing and uploading them again.
   ShapeResult tune(const TuneJob& job, const TuneOptions& options,
                    const std::function<void(const TuneProgress&)>& on_progress = {});
 
