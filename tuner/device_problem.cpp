@@ -61,23 +61,18 @@ void upload_copies(std::vector<jit::DeviceBuffer>& copies, const std::vector<std
 DeviceProblem::DeviceProblem(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed,
                              std::int64_t rotate_bytes, int m, std::int64_t ldx, std::int64_t ldy,
                              WeightFormat weights)
-    : dtype_(t), weights_(weights), inputs_{HostArray(t, 0), HostArray(t, 0), s, ld, m, ldx ? ldx : s.k},
-      ldy_(ldy ? ldy : s.n),
-      y_(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(t)) {
+    : dtype_(t), weights_(weights), inputs_{HostArray(t, 0), HostArray(t, 0), s, ld, 1, s.k}, ldy_(s.n) {
   if (is_quantized(weights)) {
     const std::int64_t per16 = is_int4(weights) ? 32 : 16;  // weights in 16 bytes
     inputs_.ld = std::max(round_up(s.k, per16), round_up(ld, per16));
-    if (m > 1) inputs_.ldx = round_up(inputs_.ldx, 16 / static_cast<std::int64_t>(dtype_size(t)));
     packed_ = random_packed_weights(weights, t, s, inputs_.ld, seed);
-    inputs_.x = random_x(t, s.k, m, inputs_.ldx, seed);
   } else {
-    inputs_ = random_inputs(t, s, ld, seed, m, ldx);
+    inputs_ = random_inputs(t, s, ld, seed);
   }
-  x_ = jit::DeviceBuffer(inputs_.x.bytes.size());
-  x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
   rotate_bytes_ = rotate_bytes;
   requested_ld_ = ld;
   seed_ = seed;
+  draw_batch(m, ldx, ldy);
   set_timing(TimingMethod::automatic);
 }
 
@@ -89,15 +84,20 @@ bool DeviceProblem::same_weights(DType t, const Shape& s, std::int64_t ld, std::
 
 void DeviceProblem::rebatch(int m) {
   check_batch(m);
+  draw_batch(m, 0, 0);
+}
+
+// X and Y for m rows: X drawn as random_inputs draws it (batch row 0 is what batch 1 draws), so
+// a problem re-batched to m holds what one constructed at m holds.
+void DeviceProblem::draw_batch(int m, std::int64_t ldx, std::int64_t ldy) {
   const Shape& s = inputs_.shape;
-  // As the constructor with ldx = 0 and ldy = 0.
   inputs_.m = m;
-  inputs_.ldx = s.k;
+  inputs_.ldx = ldx ? ldx : s.k;
   if (is_quantized(weights_) && m > 1) inputs_.ldx = round_up(inputs_.ldx, 16 / static_cast<std::int64_t>(dtype_size(dtype_)));
   inputs_.x = random_x(dtype_, s.k, m, inputs_.ldx, seed_);
   x_ = jit::DeviceBuffer(inputs_.x.bytes.size());
   x_.upload(inputs_.x.bytes.data(), inputs_.x.bytes.size());
-  ldy_ = s.n;
+  ldy_ = ldy ? ldy : s.n;
   y_ = jit::DeviceBuffer(static_cast<std::size_t>((m - 1) * ldy_ + s.n) * dtype_size(dtype_));
   reference_.clear();
 }

@@ -89,6 +89,9 @@ class DeviceProblem {
   const std::vector<double>& reference();  // computed on first use
 
  private:
+  // m rows of X (row stride ldx, 0: K) and of Y (row stride ldy, 0: N) beside the weights.
+  void draw_batch(int m, std::int64_t ldx, std::int64_t ldy);
+
   DType dtype_;
   WeightFormat weights_;
   GemvInputs inputs_;     // w is empty for quantized weights: packed_ holds them
