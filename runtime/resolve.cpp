@@ -60,10 +60,12 @@ constexpr double kBorrowSlack = 1.2;
 
 bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& shape, int batch, WeightFormat weights,
                     const GpuModelParams& model) {
-  // Not for int4: the model ranks its kernels worst (H200 at M = 16, int4g128: a split re-picked
-  // on 6144x4096 ran 0.68x cuBLAS, the lent split 0.89x; the default taken on 14336x4096 0.73x,
-  // the lent config 1.04x).
-  if (is_int4(weights)) return true;
+  // Not for int4 at M = 1, where the model ranks its kernels worst (its defaults 1.36x the best
+  // on the recorded sweeps, sweeps/h200_int4g128_m1_6223e09_pdl.csv). At M > 1 the batch terms
+  // fitted on 2026-12-01 (include/gemvtune/model.hpp) brought the lent configs from 1.15-1.23x
+  // the best as stored to 1.07-1.15x (Defaults.BorrowedInt4ConfigsOnTheRecordedSweeps); before
+  // them a split re-picked on 6144x4096 at M = 16 ran 0.68x cuBLAS, the lent split 0.89x.
+  if (is_int4(weights) && batch == 1) return true;
   const KernelConfig lent = out.config;
   const double waves_there = estimate(lent, dtype, from, model, weights).waves;
   const ModelEstimate here = estimate(lent, dtype, shape, model, weights);

@@ -126,10 +126,14 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // and the quantized tensor-core families' issue fits were made without this term and absorb
   // what it would add there (with it, 22 int8/fp8 defaults of the preset moved to 64-thread
   // blocks no sweep supports).
+  // Int4 on tensor cores at M > 1 turns over too (its ring fills again and x's first chunk is
+  // loaded anew), int4_tc_block_turnover_us a turn; at M = 1 the fitted issue terms absorb it.
+  const bool int4_tc_batched = int4_tc && m > 1;
   double turnover = 1.0;
-  if (tc && !quantized && waves > 1) {
+  if (((tc && !quantized) || int4_tc_batched) && waves > 1) {
     const double block_us = resident_per_sm * bytes / blocks / sm_bw * 1e6;
-    turnover = block_us / (block_us + gpu.block_turnover_us / (resident_per_sm * resident_per_sm));
+    const double turn_us = int4_tc_batched ? gpu.int4_tc_block_turnover_us : gpu.block_turnover_us;
+    turnover = block_us / (block_us + turn_us / (resident_per_sm * resident_per_sm));
   }
   const double transfer_us = bytes / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
@@ -140,7 +144,10 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const auto add_issue = [&](double ops, double share, double issue_warps) {
     const double warps = std::max(1.0, resident_per_sm) * c.warps();
     const double latency_hidden = issue_warps > 0 ? std::min(1.0, warps / issue_warps) : 1.0;
-    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * share * latency_hidden * balance) * 1e6;
+    // A block slot turning over issues nothing either (int4 on tensor cores at M > 1, where
+    // the issue term sets the time).
+    const double busy = int4_tc_batched ? turnover : 1.0;
+    const double compute_us = ops / (sms * 128 * gpu.clock_ghz * 1e9 * share * latency_hidden * balance * busy) * 1e6;
     issue_us = std::max(issue_us, compute_us);
     stream_us = std::max(stream_us, compute_us);
   };
@@ -191,16 +198,29 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
                               : tc    ? 2.0
                                       : (is_int4(w) ? 2.4 : 3.2) + (is_int4(w) ? 3.0 : 2.0) / c.rows_per_warp;
     // The conversions of 8-bit weights on tensor cores are per weight, whatever M (the mma does
-    // the batch rows); the fitted families count per weight and batch row.
-    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * (tc && !int4_tc ? 1.0 : m);
+    // the batch rows); the CUDA-core families count per weight and batch row.
+    // Int4 on tensor cores at M > 1: the mma does the batch rows too, but x is no longer staged
+    // once per block (M = 1): each warp loads and permutes x and sums it with a second mma, per
+    // n-tile of 8 batch rows, shared by its tiles. Hence a base above M = 1's and a term per
+    // n-tile over tiles per warp (int4_tc_batch_issue, int4_tc_batch_tile_issue). Counted per
+    // batch row as the CUDA-core families are, this term made the model's defaults on the
+    // recorded int4g128 sweeps at M = 16 run 1.27x the best (16x14336x4096: 41.6 us, 0.78x
+    // bf16 cuBLAS; sweeps/h200_int4g128_m16_6223e09_pdl.csv); with it (and the turnover and
+    // split-K terms), 1.15x the best over M = 4, 8, 16, none below 1.05x cuBLAS (docs/tuning.md).
+    const double batch = int4_tc ? (m > 1 ? gpu.int4_tc_batch_issue + gpu.int4_tc_batch_tile_issue * n_tiles / rows : 1.0)
+                         : tc   ? 1.0
+                                : m;
+    const double ops = static_cast<double>(s.n) * static_cast<double>(s.k) * per_weight * batch;
     add_issue(ops, gpu.quantized_issue_share, gpu.quantized_issue_warps);
   }
 
   // Split-K (measured on the H200: +1.3 us at 2 splits on small shapes, ~4% of the streaming
   // time per extra split on large ones): partials written and re-read, more blocks, a serial
-  // fix-up by the last block of each row block.
+  // fix-up by the last block of each row block. Int4 on tensor cores at M > 1 pays more per
+  // split (each split's blocks fill their ring and load x again; int4_tc_batch_split_share).
   double split_us = 0;
-  if (c.split_k > 1) split_us = 0.8 + 0.5 * (c.split_k - 1) + 0.04 * (c.split_k - 1) * stream_us;
+  const double split_share = int4_tc_batched ? gpu.int4_tc_batch_split_share : 0.04;
+  if (c.split_k > 1) split_us = 0.8 + 0.5 * (c.split_k - 1) + split_share * (c.split_k - 1) * stream_us;
   // A block of k_warps > 1 ends with a barrier and a shared-memory reduction.
   const double reduce_us = 0.05 * (c.k_warps > 1 ? 1 : 0);
 

@@ -42,6 +42,18 @@ struct GpuModelParams {
   // Dense CUDA cores at M > 1: the issue share holds with at least this many warps resident per
   // SM, proportionally less with fewer (0: no warp term; tuner/model.cpp).
   double cuda_core_issue_warps = 8;
+  // Int4 on tensor cores at M > 1 (tuner/model.cpp, "int4 on tensor cores at M > 1"): issue per
+  // weight against M = 1's, int4_tc_batch_issue + int4_tc_batch_tile_issue x n-tiles / tiles per
+  // warp; the turnover of a block slot past one wave; split-K's cost per extra split as a share
+  // of the stream (0.04 for every other family; splitting int4 at M > 1 where the unsplit grid
+  // already fills a wave cost a median 27% of the call on the recorded sweeps). A point of the
+  // grid fit to the model's picks on the recorded int4g128 sweeps at M = 4, 8, 16
+  // (fit_int4_tc_batch, tuner/model_fit.hpp): within 1% of its best picks, and the one of those
+  // that keeps the tuner's walk and the borrowing near the best (tests/tuner/quant_model_test.cpp).
+  double int4_tc_batch_issue = 1.75;
+  double int4_tc_batch_tile_issue = 0.375;
+  double int4_tc_block_turnover_us = 1.0;
+  double int4_tc_batch_split_share = 0.1;  // split-K's cost per extra split, of the stream (0.04 elsewhere)
 };
 
 struct ModelEstimate {

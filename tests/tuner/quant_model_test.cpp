@@ -35,6 +35,7 @@ using namespace gemvtune;
 
 namespace {
 const std::string kRaw = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/raw/";
+const std::string kSweeps = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/";
 
 enum class Keep { all, cuda_core, tensor_core };
 
@@ -344,4 +345,90 @@ TEST(QuantModel, FirstRoundKeepsFewAndManyRowsPerWarp) {
   const std::vector<KernelConfig> ranked = rank_by_model(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, {});
   const std::vector<KernelConfig> first = first_round_of(ranked, /*quantized=*/false);
   for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], ranked[i]) << i;
+}
+
+// Int4 on tensor cores at M > 1 (bench/results/sweeps/h200_int4g128_m{4,8,16}_6223e09_pdl.csv:
+// every PDL config of today's int4g128 space on the preset's shapes, H200, 2026-12-01). The
+// shipped batch constants pick within 1% of the best picks the grid fit finds; with the term
+// counted per batch row (as before) the picks ran 1.25x the best (1.27x at M = 16,
+// 16x14336x4096 1.93x, its default 0.78x bf16 cuBLAS). Of the points that near, the lowest RMS
+// log error (1.25, 0.375, 1 us, 0.1) left the tuner's walk at 1.115x the best on 8x1024x4096;
+// the shipped point keeps it within kInt4BatchStrategyWithin on every pair, planned as the tuner
+// plans it (before: 1.178x on 8x28672x4096), and improves the borrowing at every M
+// (Defaults.BorrowedInt4ConfigsOnTheRecordedSweeps).
+constexpr double kInt4BatchStrategyWithin = 1.085;  // the worst, 8x14336x4096: 1.082
+std::vector<FitRow> int4_batch_rows() {
+  std::vector<FitRow> rows;
+  for (const char* m : {"4", "8", "16"}) {
+    const std::string file = kSweeps + "h200_int4g128_m" + m + "_6223e09_pdl.csv";
+    const auto swept = recorded::read_sweep_rows(file);
+    EXPECT_FALSE(swept.empty()) << "missing " << file;
+    for (const auto& s : swept) {
+      FitRow r;
+      const auto [batch, shape] = recorded::split_batched_shape(s.shape);
+      r.m = batch;
+      r.shape = parse_shape(shape);
+      r.config = parse_config(s.config);
+      r.weights = WeightFormat::int4_g128;
+      r.us = s.us;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+TEST(QuantModel, Int4TensorCoreBatchConstantsAreTheFitOfTheRecordedSweeps) {
+  const std::vector<FitRow> rows = int4_batch_rows();
+  const Int4TcBatchFit f = fit_int4_tc_batch(rows);
+  std::size_t groups = 0;
+  const double shipped = picks_over_best(rows, {}, informs_int4_tc_batch, &groups);
+  std::printf("[gemvtune] int4 tensor cores at M > 1: fit issue %.3f + %.3f per n-tile / tiles, turnover %.1f us, "
+              "split %.2f of the stream: picks %.3fx the best over %zu pairs; shipped %.3fx\n",
+              f.issue, f.tile_issue, f.turnover_us, f.split_share, f.picks_over_best, f.groups, shipped);
+  EXPECT_EQ(groups, 21u);
+  EXPECT_EQ(f.groups, 21u);
+  EXPECT_LE(shipped, 1.01 * f.picks_over_best) << "the shipped int4 batch constants pick more than 1% worse than the fit";
+  EXPECT_LT(shipped, 1.17);
+  // Each pair's pick at most 1.45x its best (16x14336x4096: 1.44x, 30.9 us against cuBLAS's 32.6).
+  for (const char* m : {"4", "8", "16"})
+    for (const char* shape : {"4096x4096", "1024x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336", "128256x4096"}) {
+      std::vector<FitRow> pair;
+      for (const FitRow& r : rows)
+        if (r.m == std::stoi(m) && r.shape == parse_shape(shape)) pair.push_back(r);
+      ASSERT_GE(pair.size(), 200u) << m << "x" << shape;
+      EXPECT_LE(picks_over_best(pair, {}, informs_int4_tc_batch), 1.45) << m << "x" << shape;
+    }
+}
+
+TEST(QuantModel, ModelStrategyNearTheBestOnTheInt4BatchSweeps) {
+  const std::vector<FitRow> rows = int4_batch_rows();
+  for (int m : {4, 8, 16})
+    for (const char* text : {"4096x4096", "1024x4096", "6144x4096", "14336x4096", "28672x4096", "4096x14336", "128256x4096"}) {
+      const Shape shape = parse_shape(text);
+      std::map<std::string, double> us;
+      double best = INFINITY;
+      for (const FitRow& r : rows)
+        if (r.m == m && r.shape == shape) us[to_string(r.config)] = r.us, best = std::min(best, r.us);
+      // As the tuner plans it: the configs worth compiling, the options for this problem's bytes.
+      const double bytes = static_cast<double>(weight_bytes(WeightFormat::int4_g128, DType::bf16, shape.n, shape.k).total()) +
+                           2.0 * m * static_cast<double>(shape.n + shape.k);
+      const std::vector<KernelConfig> space =
+          worth_compiling(search_space_for(DType::bf16, shape, m, WeightFormat::int4_g128), DType::bf16, shape, bytes, {});
+      const StrategyOptions options = strategy_options_for(space.size(), bytes, /*quantized=*/true);
+      const StrategyResult r = run_model_guided(
+          rank_by_model(space, DType::bf16, shape, {}, WeightFormat::int4_g128),
+          [&](const std::vector<KernelConfig>& batch) {
+            std::vector<Measured> out;
+            for (const KernelConfig& c : batch) {
+              const auto it = us.find(to_string(c));
+              out.push_back({c, it != us.end(), it != us.end() ? it->second : 0.0});
+            }
+            return out;
+          },
+          options);
+      ASSERT_TRUE(r.best) << m << "x" << text;
+      const Measured& got = r.measured[*r.best];
+      EXPECT_LE(got.time_us, kInt4BatchStrategyWithin * best)
+          << m << "x" << text << ": the model strategy ended at " << to_string(got.config);
+    }
 }
