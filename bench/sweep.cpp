@@ -91,7 +91,7 @@ int main(int argc, char** argv) try {
       const CallTiming tm = time_calls(launch, p, stream, LaunchMode::graph, 5);
       results.emplace_back(tm.us_per_call, to_string(c));
       csv << argv[a] << "," << argv[2] << "," << to_string(c) << "," << tm.us_per_call << "," << tm.gbps << ","
-          << (is_quantized(w) ? 0.0 : estimate(c, t, s, gpu).time_us) << "\n";
+          << estimate(c, t, s, gpu, w).time_us << "\n";
     }
     std::sort(results.begin(), results.end());
     const LaunchFn cub = [&](int copy, CUstream st) { cublas.launch(t, pc.operands(copy), st); };
