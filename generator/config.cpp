@@ -147,7 +147,6 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
   if (c.lanes_per_row != 32 && (c.family != Family::cuda_core || c.aligned_body || c.prefetch_l2))
     return "lanes per row (ln) below 32 is a knob of the plain CUDA-core kernel, without al or pf";
   if (c.family == Family::tensor_core) {
-    if (c.ring) return "the ring is a knob of the quantized CUDA-core family, not of tensor cores";
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
       return "tensor cores take 1, 2 or 4 16-row tiles per warp, not " + to_string(c.rows_per_warp);
@@ -202,16 +201,26 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
            std::string(to_string(t)) + " weights";
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
-  if (c.ring && is_int4(weights))
-    return f + " weights take no ring on CUDA cores (int4g128's ring is the tensor-core family's)";
   const bool tc = c.family == Family::tensor_core;
+  if (c.ring && is_int4(weights) && !tc)
+    return f + " weights take no ring on CUDA cores (int4g128's ring is the tensor-core family's)";
+  if (c.ring && tc && !is_int4(weights))
+    return f + " weights on tensor cores are loaded into registers: the tensor-core ring is int4g128's";
   if (tc && is_int4(weights) && weights != WeightFormat::int4_g128)
     return f + " weights run on CUDA cores: the int4 tensor-core family takes int4g128 only";
   if (tc && t == DType::f32) return "the quantized tensor-core families take bf16 or fp16 activations, not fp32";
-  // The int4 tensor-core kernel keeps its chunks in flight in shared memory, all of it static,
-  // so at most 48 KB per block (int4_tc_shared_bytes). 8-bit weights on tensor cores run the
-  // dense tensor-core kernel's loads (templates/gemv_tc.cu), without shared memory.
-  if (tc && is_int4(weights)) {
+  // The int4 tensor-core ring (templates/gemv_qtc.cu) keeps its chunks in flight in shared
+  // memory, all of it static, so at most 48 KB per block (int4_tc_shared_bytes). Without the
+  // ring, int4 and 8-bit weights on tensor cores run the dense tensor-core kernel's register
+  // loads (templates/gemv_tc.cu), without shared memory.
+  // Without the ring, each tile's chunks in flight, their pairs and the accumulators of each
+  // batch tile are registers: 4 tiles x 2 chunks at m tile 16 spilled 112 bytes (NVRTC 13.0,
+  // sm_90), 2 tiles x 4 chunks there took 254 registers.
+  if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * ((c.m_tile + 7) / 8) > 8)
+    return "int4 on tensor cores without the ring: " + std::to_string(c.rows_per_warp) + " tiles x unroll " +
+           std::to_string(c.unroll) + " x " + std::to_string((c.m_tile + 7) / 8) +
+           " batch tiles exceeds the register budget of 8";
+  if (tc && is_int4(weights) && c.ring) {
     const int bytes = int4_tc_shared_bytes(c);
     if (bytes > kMaxStaticSharedBytes - 1024)
       return "int4 on tensor cores: " + std::to_string(c.warps()) + " warps x " + std::to_string(c.rows_per_warp) +

@@ -1,4 +1,5 @@
-// gemv_qtc.cu, int4 weights on tensor cores: Y = X W^T with W in int4g128 (docs/weights.md: a
+// gemv_qtc.cu, int4 weights on tensor cores through a shared-memory ring (the configs with
+// ring; without it gemv_tc.cu loads the same weights into registers): Y = X W^T with W in int4g128 (docs/weights.md: a
 // scale and a zero per 128 elements of K), X and Y bf16 or fp16, m <= GEMV_M_TILE rows, with
 // mma.sync m16n8k16 and fp32 accumulation. Fused segments as in gemv.cu.
 //
@@ -96,16 +97,6 @@
 #define GEMV_QTC_STAGED_X (GEMV_M_TILE == 1)
 #define GEMV_QTC_X_SLICE 16
 
-#if GEMV_DTYPE == 1
-#define GEMV_QTC_BIAS 0x64006400u  // fp16 1024 + q
-#define GEMV_QTC_BIAS_F 1024.f
-#define GEMV_QTC_ONES 0x3C003C00u  // fp16 1.0, 1.0
-#else
-#define GEMV_QTC_BIAS 0x43004300u  // bf16 128 + q
-#define GEMV_QTC_BIAS_F 128.f
-#define GEMV_QTC_ONES 0x3F803F80u  // bf16 1.0, 1.0
-#endif
-
 // d += a * b for one m16n8k16 tile, fp32 accumulators.
 __device__ __forceinline__ void qtc_mma(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
                                         unsigned b1) {
@@ -120,24 +111,6 @@ __device__ __forceinline__ void qtc_mma(float* d, unsigned a0, unsigned a1, unsi
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
-}
-
-// Nibbles i and i + 4 of w as a pair of 16-bit values B + q: one LOP3 ((w >> 4i) & mask) | bias
-// with mask = 0x000F000F and bias = GEMV_QTC_BIAS in registers (as C, with two immediates, it
-// compiles to two LOP3s).
-__device__ __forceinline__ unsigned qtc_pair(unsigned w, int i, unsigned mask, unsigned bias) {
-  unsigned r;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(w >> (4 * i)), "r"(mask), "r"(bias));
-  return r;
-}
-
-// X's pairs in the weights' K order for one 16-byte load (8 elements of one batch row):
-// xp[i] = (x[i], x[i + 4]) for i = 0..3.
-__device__ __forceinline__ void qtc_x_pairs(const uint4& v, unsigned* xp) {
-  xp[0] = __byte_perm(v.x, v.z, 0x5410);
-  xp[1] = __byte_perm(v.x, v.z, 0x7632);
-  xp[2] = __byte_perm(v.y, v.w, 0x5410);
-  xp[3] = __byte_perm(v.y, v.w, 0x7632);
 }
 
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
@@ -206,10 +179,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // compiler cannot rematerialize them (it did, at four moves per ones-mma).
   const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
 #if !GEMV_QTC_STAGED_X
-  const unsigned ones0 = GEMV_QTC_ONES | opaque, ones1 = GEMV_QTC_ONES | (opaque << 1),
-                 ones2 = GEMV_QTC_ONES | (opaque << 2), ones3 = GEMV_QTC_ONES | (opaque << 3);
+  const unsigned ones0 = GEMV_I4_ONES | opaque, ones1 = GEMV_I4_ONES | (opaque << 1),
+                 ones2 = GEMV_I4_ONES | (opaque << 2), ones3 = GEMV_I4_ONES | (opaque << 3);
 #endif
-  const unsigned bias = GEMV_QTC_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
+  const unsigned bias = GEMV_I4_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
   unsigned long long policy = 0;
 #if GEMV_STREAMING
   policy = evict_first_policy();
@@ -269,7 +242,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       if (u < UNITS && c < c1 - c0) {
         const uint4 v = load_x(x + kb + (c0 + c) * CHUNK + 32 * tt + 8 * q);
         unsigned xp[4];
-        qtc_x_pairs(v, xp);
+        i4_x_pairs(v, xp);
         x_pairs[c][tt][q] = make_uint4(xp[0], xp[1], xp[2], xp[3]);
         float f[8];
         vec_to_floats(v, f);
@@ -334,7 +307,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
-            bz[i][h] = GEMV_QTC_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+            bz[i][h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
           }
         }
         const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
@@ -385,7 +358,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
             xp[2] = pv.z;
             xp[3] = pv.w;
 #else
-            qtc_x_pairs(xv[nt][qq], xp);
+            i4_x_pairs(xv[nt][qq], xp);
             qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
             qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
 #endif
@@ -393,10 +366,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
             for (int i = 0; i < R; ++i) {
               const unsigned lo = qq == 0 ? wv[i][0].x : qq == 1 ? wv[i][0].y : qq == 2 ? wv[i][0].z : wv[i][0].w;
               const unsigned hi = qq == 0 ? wv[i][1].x : qq == 1 ? wv[i][1].y : qq == 2 ? wv[i][1].z : wv[i][1].w;
-              qtc_mma(d[i], qtc_pair(lo, 0, mask, bias), qtc_pair(hi, 0, mask, bias), qtc_pair(lo, 1, mask, bias),
-                      qtc_pair(hi, 1, mask, bias), xp[0], xp[1]);
-              qtc_mma(d[i], qtc_pair(lo, 2, mask, bias), qtc_pair(hi, 2, mask, bias), qtc_pair(lo, 3, mask, bias),
-                      qtc_pair(hi, 3, mask, bias), xp[2], xp[3]);
+              qtc_mma(d[i], i4_pair(lo, 0, mask, bias), i4_pair(hi, 0, mask, bias), i4_pair(lo, 1, mask, bias),
+                      i4_pair(hi, 1, mask, bias), xp[0], xp[1]);
+              qtc_mma(d[i], i4_pair(lo, 2, mask, bias), i4_pair(hi, 2, mask, bias), i4_pair(lo, 3, mask, bias),
+                      i4_pair(hi, 3, mask, bias), xp[2], xp[3]);
             }
           }
           // D fragment e: row g + 8 (e / 2) of the tile, batch row 8 nt + 2 t + e % 2; the group

@@ -34,6 +34,15 @@
 // multiplies the accumulators at the end. Why: on CUDA cores (gemv_q.cu)
 // every weight costs an FMA per batch row, and at M = 16 the 8-bit kernels ran at 0.17-0.28x
 // bf16 cuBLAS on the H200; here the products are the mma's whatever M.
+//
+// int4g128 weights (GEMV_WFORMAT 4, the tuner's int4 tensor-core configs without ring): the same
+// loads, each lane's 16 bytes now 32 four-bit weights, so a chunk is 128 elements of a row, one
+// group. The pairs, x's matching permutes, the zero points through a second mma with A = 1 and
+// the group's scale are gemv_qtc.cu's (i4_chunk); what differs is that the chunks in flight are
+// in registers, U per row as for dense weights, where gemv_qtc.cu's ring copies them through
+// shared memory by cp.async. On the H200 neither wins everywhere (bench/results/h200.md,
+// 2026-12-01: registers 31.9 us on 16x28672x4096 against 38.5, 22.2 on 28672x4096 at M = 1
+// against 20.6), so the tuner measures both.
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -62,8 +71,8 @@
 #ifndef GEMV_WFORMAT
 #define GEMV_WFORMAT 0  // dense; 1, 2, 3: 8-bit weights (see above)
 #endif
-#if GEMV_WFORMAT == 4
-#error "int4 weights on tensor cores are gemv_qtc.cu's"
+#if GEMV_WFORMAT == 4 && GEMV_GROUP != 128
+#error "int4 on tensor cores takes int4g128 weights"
 #endif
 #if GEMV_DTYPE == 0
 #error "the tensor-core family takes bf16 or fp16"
@@ -83,9 +92,16 @@
 #define GEMV_TC_CHUNK 32  // elements of one row a warp-wide load covers (4 lanes x 8)
 #define GEMV_SPLIT_ALIGN (128 / GEMV_ESIZE)  // split boundaries fall on 128-byte lines
 typedef elem_t welem_t;
+#define GEMV_TC_STEP GEMV_TC_CHUNK  // welem_t per chunk of a row
+#elif GEMV_WFORMAT == 4
+#define GEMV_TC_CHUNK 128  // 4 lanes x 32 four-bit weights: one int4g128 group
+#define GEMV_SPLIT_ALIGN 256
+#define GEMV_TC_STEP 64
+typedef unsigned char welem_t;
 #else
 #define GEMV_TC_CHUNK 64  // 4 lanes x 16 one-byte weights
 #define GEMV_SPLIT_ALIGN 128
+#define GEMV_TC_STEP 64
 typedef unsigned char welem_t;
 #endif
 #define GEMV_TC_XV (GEMV_TC_CHUNK / 32)  // 16-byte loads of X per chunk and batch tile
@@ -115,7 +131,7 @@ __device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo,
   mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
 }
 
-#if GEMV_WFORMAT != 0
+#if GEMV_WFORMAT != 0 && GEMV_WFORMAT != 4
 // Half s (weights 8 s .. 8 s + 7) of a lane's 16 bytes of 8-bit weights, as the 16 bytes of 8
 // elements of the activation dtype, pairs in K order with the first in the low half (the mma's
 // order, as X's words). Exact either way.
@@ -170,6 +186,8 @@ __device__ __forceinline__ void mma_tile_chunk(float (&d0)[NT][4], float (&d1)[N
 #if GEMV_WFORMAT == 0
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) mma_chunk(d0[nt], d1[nt], lo, hi, xv[nt][0]);
+#elif GEMV_WFORMAT == 4
+  static_cast<void>(d0), static_cast<void>(d1), static_cast<void>(lo), static_cast<void>(hi), static_cast<void>(xv);
 #else
 #pragma unroll
   for (int s = 0; s < 2; ++s) {
@@ -179,6 +197,67 @@ __device__ __forceinline__ void mma_tile_chunk(float (&d0)[NT][4], float (&d1)[N
   }
 #endif
 }
+
+#if GEMV_WFORMAT == 4
+// One int4g128 chunk (one group of 128 elements of K) of R tiles for every batch tile: w[i][h]
+// this lane's 16 bytes of rows g and g + 8 of tile i (32 weights each), xv[nt][qq] the 8 x
+// elements at K offset 32 t + 8 qq of batch tile nt, f[i] this lane's factor of tile i's group
+// (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8, shared
+// by shuffles). As in gemv_qtc.cu: word qq's nibbles i and i + 4 make a pair B + q by one LOP3,
+// x's pairs are permuted to match, and a second mma with A = 1 gives the group's sum of x, so
+// that s (D - (B + z) sum x) = s sum (q - z) x without a subtract per weight.
+template <int R, int NT>
+__device__ __forceinline__ void i4_chunk(float (&acc)[R][NT][4], const uint4 (&w)[R][2], const uint4 (&xv)[NT][4],
+                                         const unsigned (&f)[R], int lane, unsigned ones, unsigned mask,
+                                         unsigned bias) {
+  float xs[NT][4], d[R][NT][4];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      xs[nt][e] = 0.f;
+#pragma unroll
+      for (int i = 0; i < R; ++i) d[i][nt][e] = 0.f;
+    }
+#pragma unroll
+  for (int qq = 0; qq < 4; ++qq) {
+    unsigned a[R][8];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const unsigned lo = qq == 0 ? w[i][0].x : qq == 1 ? w[i][0].y : qq == 2 ? w[i][0].z : w[i][0].w;
+      const unsigned hi = qq == 0 ? w[i][1].x : qq == 1 ? w[i][1].y : qq == 2 ? w[i][1].z : w[i][1].w;
+#pragma unroll
+      for (int p = 0; p < 4; ++p) a[i][2 * p] = i4_pair(lo, p, mask, bias), a[i][2 * p + 1] = i4_pair(hi, p, mask, bias);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      unsigned xp[4];
+      i4_x_pairs(xv[nt][qq], xp);
+      mma_16816(xs[nt], ones, ones, ones, ones, xp[0], xp[1]);
+      mma_16816(xs[nt], ones, ones, ones, ones, xp[2], xp[3]);
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        mma_16816(d[i][nt], a[i][0], a[i][1], a[i][2], a[i][3], xp[0], xp[1]);
+        mma_16816(d[i][nt], a[i][4], a[i][5], a[i][6], a[i][7], xp[2], xp[3]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    const float fv = elem_bits_to_float(f[i]);
+    float sc[2], bz[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sc[h] = __shfl_sync(0xffffffffu, fv, (lane & ~3) | (2 * h));
+      bz[h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, fv, (lane & ~3) | (2 * h + 1));
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][nt][e] = fmaf(sc[e / 2], fmaf(-bz[e / 2], xs[nt][e], d[i][nt][e]), acc[i][nt][e]);
+  }
+}
+#endif
 
 // 16 bytes of weights. A warp's load asks for 64-byte halves of eight rows' 128-byte lines
 // (the other halves come with the next chunk); the L2::128B prefetch size has L2 fetch each
@@ -205,7 +284,7 @@ __device__ __forceinline__ uint4 load_partial(const elem_t* p, int count) {
   return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16),
                     e[4] | (unsigned(e[5]) << 16), e[6] | (unsigned(e[7]) << 16));
 }
-#if GEMV_WFORMAT != 0
+#if GEMV_WFORMAT != 0 && GEMV_WFORMAT != 4
 // 16 one-byte weights at p[0..15], those at or past `count` zero (int8 0 and e4m3 +0).
 __device__ __forceinline__ uint4 load_partial(const unsigned char* p, int count) {
   unsigned w[4] = {0, 0, 0, 0};
@@ -236,7 +315,19 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // Rows g and g+8 of each tile; rows past N read row N-1 and are never written.
   constexpr int LANE_K = CHUNK / 4;  // elements of a row per lane and chunk
   const welem_t* wr[R][2];
-#if GEMV_WFORMAT != 0
+#if GEMV_WFORMAT == 4
+  // This lane's factor of each tile (i4_chunk), one group per chunk.
+  const elem_t* fp[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * (t / 2) + g, n - 1));
+    fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_TC_CHUNK) + kb / GEMV_TC_CHUNK;
+  }
+  // The mma's and LOP3's constant operands, made opaque from m so that they stay in registers
+  // (as in gemv_qtc.cu).
+  const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
+  const unsigned ones = GEMV_I4_ONES | opaque, mask = 0x000F000Fu | (opaque << 1), bias = GEMV_I4_BIAS | (opaque << 2);
+#elif GEMV_WFORMAT != 0
   float scale[R][2];  // the rows' scales (int8, fp8) or the tensor's (fp8t)
 #endif
 #pragma unroll
@@ -245,6 +336,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     for (int h = 0; h < 2; ++h) {
 #if GEMV_WFORMAT == 0
       wr[i][h] = row_weights(seg, min(row0 + 16 * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
+#elif GEMV_WFORMAT == 4
+      wr[i][h] = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1)).q + q_byte(kb + t * LANE_K);
 #else
       const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
       wr[i][h] = qr.q + kb + t * LANE_K;
@@ -288,7 +381,14 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u) * CHUNK);
+          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u) * GEMV_TC_STEP);
+#if GEMV_WFORMAT == 4
+      unsigned fv[U][R];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int i = 0; i < R; ++i) fv[u][i] = load_elem_bits(fp[i] + c0 + u);
+#endif
       if (!waited) {
 #if GEMV_PREFETCH_L2
         // This warp's later runs: lane t asks for every 4th 128-byte line of each, per row.
@@ -312,10 +412,15 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int s = 0; s < XV; ++s) xv[u][nt][s] = xok[nt] ? load_x(xr[nt] + (c0 + u) * CHUNK + 8 * s) : zero;
+#if GEMV_WFORMAT == 4
+#pragma unroll
+      for (int u = 0; u < U; ++u) i4_chunk<R, NT>(acc, wv[u], xv[u], fv[u], lane, ones, mask, bias);
+#else
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
+#endif
     }
     // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
     // ...: at most LU per warp), in one predicated trip with every load issued before the
@@ -337,8 +442,16 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u * KW) * CHUNK);
+            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u * KW) * GEMV_TC_STEP);
       }
+#if GEMV_WFORMAT == 4
+      unsigned fv[LU][R];
+#pragma unroll
+      for (int u = 0; u < LU; ++u)
+        if (ok[u])
+#pragma unroll
+          for (int i = 0; i < R; ++i) fv[u][i] = load_elem_bits(fp[i] + c0 + u * KW);
+#endif
       if (!waited) {
         wait_for_previous_grid();
         waited = true;
@@ -354,16 +467,22 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
               xv[u][nt][s] = xok[nt] ? load_x(xr[nt] + (c0 + u * KW) * CHUNK + 8 * s) : zero;
 #pragma unroll
       for (int u = 0; u < LU; ++u)
-        if (ok[u])
+        if (ok[u]) {
+#if GEMV_WFORMAT == 4
+          i4_chunk<R, NT>(acc, wv[u], xv[u], fv[u], lane, ones, mask, bias);
+#else
 #pragma unroll
           for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
+#endif
+        }
     }
   }
   if (!waited) wait_for_previous_grid();
   if (active) {
     // The last partial chunk (K or the split's end not a multiple of the chunk): element loads
     // with zeros past the end, by one warp of the row set.
-    const int rest = ke - kb - full_chunks * CHUNK;
+    const int rest = GEMV_WFORMAT == 4 ? 0 : ke - kb - full_chunks * CHUNK;  // int4: K is whole groups
+#if GEMV_WFORMAT != 4
     if (rest > 0 && kw == KW - 1) {
       const int off = full_chunks * CHUNK, count = rest - t * LANE_K;
       uint4 wv[R][2];
@@ -385,6 +504,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[i][0], wv[i][1], xv);
     }
+#else
+    static_cast<void>(rest);
+#endif
   }
 #if !GEMV_PDL
   allow_next_grid();
@@ -397,7 +519,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         acc[i][nt][j] += acc2[i][nt][j];
-#if GEMV_WFORMAT != 0
+#if GEMV_WFORMAT != 0 && GEMV_WFORMAT != 4
         acc[i][nt][j] *= scale[i][j / 2];  // D fragment j: row g + 8 (j / 2)
 #endif
       }

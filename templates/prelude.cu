@@ -578,6 +578,39 @@ __device__ __forceinline__ float q_row_scale(const QuantRow& r) {
   return __ldg(s + (GEMV_WFORMAT == 3 ? 0 : r.row));
 }
 #endif
+#if GEMV_WFORMAT == 4 && GEMV_DTYPE != 0
+// int4 on tensor cores (gemv_qtc.cu's ring and gemv_tc.cu's register loads): a word of 8
+// weights becomes four pairs of 16-bit values B + q, whose products with x's pairs (rebuilt in
+// the same K order) an mma sums; a second mma with A = 1 sums x, and the group adds
+// s (D - (B + z) sum x) = s sum (q - z) x. B is exact in both dtypes.
+#if GEMV_DTYPE == 1
+#define GEMV_I4_BIAS 0x64006400u  // fp16 1024 + q
+#define GEMV_I4_BIAS_F 1024.f
+#define GEMV_I4_ONES 0x3C003C00u  // fp16 1.0, 1.0
+#else
+#define GEMV_I4_BIAS 0x43004300u  // bf16 128 + q
+#define GEMV_I4_BIAS_F 128.f
+#define GEMV_I4_ONES 0x3F803F80u  // bf16 1.0, 1.0
+#endif
+
+// Nibbles i and i + 4 of w as a pair B + q: one LOP3 ((w >> 4i) & mask) | bias with mask =
+// 0x000F000F and bias = GEMV_I4_BIAS in registers (as C, with two immediates, it compiles to
+// two LOP3s).
+__device__ __forceinline__ unsigned i4_pair(unsigned w, int i, unsigned mask, unsigned bias) {
+  unsigned r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(w >> (4 * i)), "r"(mask), "r"(bias));
+  return r;
+}
+
+// X's pairs in the weights' K order for one 16-byte load (8 elements of one batch row):
+// xp[i] = (x[i], x[i + 4]) for i = 0..3.
+__device__ __forceinline__ void i4_x_pairs(const uint4& v, unsigned* xp) {
+  xp[0] = __byte_perm(v.x, v.z, 0x5410);
+  xp[1] = __byte_perm(v.x, v.z, 0x7632);
+  xp[2] = __byte_perm(v.y, v.w, 0x5410);
+  xp[3] = __byte_perm(v.y, v.w, 0x7632);
+}
+#endif
 #endif  // GEMV_WFORMAT != 0
 
 #endif  // GEMV_PRELUDE

@@ -34,6 +34,23 @@ inline std::vector<SweepRow> read_sweep_rows(const std::string& path) {
     r.us = std::stod(us);
     rows.push_back(std::move(r));
   }
+  // int4g128 on tensor cores ran only through the shared-memory ring (templates/gemv_qtc.cu)
+  // until 2026-12-01, when the register-load kernel took the configs without `ring`: a file
+  // whose int4 tensor-core configs never say ring was recorded before, and its configs are
+  // today's ring ones.
+  const auto int4_tc = [](const SweepRow& r) {
+    return r.dtype.find(":int4") != std::string::npos && r.config.rfind("tc_", 0) == 0;
+  };
+  bool says_ring = false;
+  for (const SweepRow& r : rows) says_ring = says_ring || (int4_tc(r) && r.config.find("_ring") != std::string::npos);
+  if (!says_ring)
+    for (SweepRow& r : rows)
+      if (int4_tc(r)) {
+        const auto m = r.config.rfind("_m");  // the m tile comes last ("..._pdl_m16")
+        const bool tile = m != std::string::npos && m + 2 < r.config.size() &&
+                          r.config.find_first_not_of("0123456789", m + 2) == std::string::npos;
+        r.config.insert(tile ? m : r.config.size(), "_ring");
+      }
   return rows;
 }
 

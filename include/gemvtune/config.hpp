@@ -15,9 +15,11 @@
 //       the previous kernel in the stream
 //   pf  (with pdl) also asks L2 for the rest of the warp's weights before waiting, so HBM stays
 //       busy while the previous kernel drains
-//   ring (8-bit quantized weights, CUDA cores) weights go global -> shared memory by cp.async,
-//       unroll stages ahead of the one being consumed, in a per-warp ring of unroll + 1 slots
-//       of rows x 512 bytes: bytes in flight that hold no registers (templates/gemv_q.cu)
+//   ring weights go global -> shared memory by cp.async, unroll stages ahead of the one being
+//       consumed, in a per-warp ring of unroll + 1 slots: bytes in flight that hold no
+//       registers. 8-bit quantized weights on CUDA cores (rows x 512-byte slots,
+//       templates/gemv_q.cu) and int4g128 on tensor cores (two-chunk stages of each tile,
+//       templates/gemv_qtc.cu; without ring int4g128 loads into registers, templates/gemv_tc.cu)
 //   al  aligned body (CUDA cores, 16-byte loads only): each row's elements before its first
 //       16-byte boundary (head) and after its last whole 16-byte load (tail) are read one by one,
 //       the rest with 16-byte loads from aligned addresses, and x without any alignment; so
@@ -59,7 +61,7 @@ struct KernelConfig {
   int m_tile = 1;            // the kernel computes m <= m_tile rows of X
   bool aligned_body = false;  // "al": 16-byte loads whatever the alignment of W's rows and x
   int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
-  bool ring = false;          // "ring": weights through a shared-memory ring (8-bit quantized)
+  bool ring = false;          // "ring": weights through a shared-memory ring (8-bit CUDA cores, int4 tensor cores)
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /

@@ -117,9 +117,14 @@ void compile_quantized(DType t, WeightFormat w) {
   const bool all = compile_all_requested();
   std::vector<KernelConfig> kernels;
   std::size_t tensor_core = 0, ring = 0;
-  const auto kind = [](const KernelConfig& c) { return c.family == Family::tensor_core ? 1 : c.ring ? 2 : 0; };
+  // Kinds: CUDA cores with register trips, with the ring; tensor cores with register loads,
+  // with the ring (int4g128's two tensor-core kernels, templates/gemv_tc.cu and gemv_qtc.cu).
+  const auto kind = [](const KernelConfig& c) {
+    return c.family == Family::tensor_core ? (c.ring ? 3 : 1) : c.ring ? 2 : 0;
+  };
+  std::size_t tc_ring = 0;
   for (int m : {1, 2, 16})
-    for (int k : {0, 1, 2}) {
+    for (int k : {0, 1, 2, 3}) {
       std::vector<KernelConfig> space;
       for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
         if (kind(c) == k) space.push_back(c);
@@ -129,10 +134,12 @@ void compile_quantized(DType t, WeightFormat w) {
         kernels.push_back(space[i]);
         tensor_core += k == 1;
         ring += k == 2;
+        tc_ring += k == 3;
       }
     }
   ASSERT_GE(kernels.size(), 5u);
-  if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tensor_core, 3u);  // templates/gemv_qtc.cu
+  if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tc_ring, 3u);  // templates/gemv_qtc.cu
+  if (w == WeightFormat::int4_g128 && t == DType::bf16) ASSERT_GE(tensor_core, 3u);  // gemv_tc.cu's int4 loads
   if (!is_int4(w)) ASSERT_GE(ring, 6u);  // templates/gemv_q.cu with GEMV_Q_RING
   compile_list(kernels, t, w);
 }

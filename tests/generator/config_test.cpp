@@ -1,6 +1,8 @@
 // KernelConfig text form, validity rules, and dtype/shape parsing. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "gemvtune/config.hpp"
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
@@ -146,7 +148,12 @@ TEST(Config, RingRoundTripAndRules) {
   const auto big = why_invalid(parse_config("t128_r4_kw1_v16_u8_sk1_cs_ring"));
   ASSERT_TRUE(big);
   EXPECT_NE(big->find("73728 bytes of shared memory"), std::string::npos) << *big;
-  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ring_m8")));
+  // On tensor cores the ring is int4g128's only (templates/gemv_qtc.cu).
+  const KernelConfig tc_ring = parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ring_m8");
+  EXPECT_FALSE(why_invalid(tc_ring));
+  EXPECT_FALSE(why_invalid_for(tc_ring, DType::bf16, {4096, 4096}, 8, WeightFormat::int4_g128));
+  EXPECT_NE(why_invalid_for(tc_ring, DType::bf16, {4096, 4096}, 8, WeightFormat::int8)->find("ring"), std::string::npos);
+  EXPECT_NE(why_invalid_for(tc_ring, DType::bf16, {4096, 4096}, 8)->find("ring"), std::string::npos);
   EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_pf_ring")));
   EXPECT_TRUE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_ring_al")));
   // 8-bit weights only: dense and int4 refuse it, naming it.
@@ -155,12 +162,32 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_NE(why_invalid_for(c, DType::bf16, {4096, 4096})->find("ring"), std::string::npos);
   EXPECT_NE(why_invalid_for(c, DType::bf16, {4096, 4096}, 1, WeightFormat::int4_g128)->find("ring"), std::string::npos);
   EXPECT_THROW(generate_source(c, DType::bf16, WeightFormat::dense), InvalidArgument);
-  // In the 8-bit spaces, not in dense or int4 ones.
+  // In the 8-bit spaces on CUDA cores; in int4g128's on tensor cores, each ring config beside its
+  // register twin; not in dense ones.
   std::size_t rings = 0;
   for (const KernelConfig& x : search_space_for(DType::bf16, {4096, 4096}, 1, WeightFormat::int8)) rings += x.ring;
   EXPECT_GE(rings, 100u);
-  for (WeightFormat w : {WeightFormat::dense, WeightFormat::int4_g128})
-    for (const KernelConfig& x : search_space_for(DType::bf16, {4096, 4096}, 1, w)) EXPECT_FALSE(x.ring);
+  for (const KernelConfig& x : search_space_for(DType::bf16, {4096, 4096}, 1)) EXPECT_FALSE(x.ring);
+  const auto int4 = search_space_for(DType::bf16, {4096, 4096}, 16, WeightFormat::int4_g128);
+  std::size_t tc_rings = 0, twins = 0;
+  for (const KernelConfig& x : int4) {
+    EXPECT_TRUE(!x.ring || x.family == Family::tensor_core) << to_string(x);
+    if (!x.ring) continue;
+    ++tc_rings;
+    KernelConfig twin = x;
+    twin.ring = false;
+    // Every ring config has its register twin, but where the twin's registers would spill
+    // (tiles x unroll x batch tiles > 8).
+    const bool fits = x.rows_per_warp * x.unroll * ((x.m_tile + 7) / 8) <= 8;
+    EXPECT_EQ(std::count(int4.begin(), int4.end(), twin) > 0, fits) << to_string(x);
+    twins += fits;
+  }
+  EXPECT_GE(tc_rings, 100u);
+  EXPECT_GE(twins, 100u);
+  const auto spills = why_invalid_for(parse_config("tc_t64_r4_kw2_v16_u2_sk1_cs_pdl_m16"), DType::bf16, {4096, 4096}, 16,
+                                      WeightFormat::int4_g128);
+  ASSERT_TRUE(spills);
+  EXPECT_NE(spills->find("register budget"), std::string::npos) << *spills;
   // Narrower loads run register trips of the same knobs, within the register budget.
   const KernelConfig narrow = with_vec_bytes(parse_config("t64_r2_kw1_v16_u8_sk1_cs_pdl_ring"), 8);
   EXPECT_EQ(to_string(narrow), "t64_r2_kw1_v8_u8_sk1_cs_pdl");
@@ -170,7 +197,7 @@ TEST(Config, RingRoundTripAndRules) {
 
 TEST(Config, EightBitWeightsOnTensorCores) {
   // int8, fp8 and fp8t run the dense tensor-core kernel (templates/gemv_tc.cu), converting in
-  // registers; int4 on tensor cores is int4g128's own kernel; fp32 activations have none.
+  // registers, as int4g128 without the ring does; fp32 activations have none.
   const KernelConfig tc = parse_config("tc_t128_r1_kw2_v16_u4_sk1_cs_pdl_m16");
   for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::fp8_tensor})
     for (DType t : {DType::bf16, DType::f16}) {

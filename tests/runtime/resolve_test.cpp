@@ -357,22 +357,22 @@ TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault
 
 // int4 weights at M = 1: the lent config runs as stored (the model ranks int4 kernels worst there).
 TEST_F(ResolveTest, BorrowedInt4ConfigRunsAsStoredAtBatchOne) {
-  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl", 1));
+  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_ring", 1));
   const Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 1, WeightFormat::int4_g128);
   EXPECT_EQ(r.source, ConfigSource::nearest);
   EXPECT_EQ(r.source_text, "nearest 4096x4096");
-  EXPECT_EQ(to_string(r.config), "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl");
+  EXPECT_EQ(to_string(r.config), "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_ring");
 }
 
 // At M > 1 it is fitted to the shape as other formats' are. On the H200 (sweep of 2026-12-01,
-// sweeps/h200_int4g128_m16_6223e09_pdl.csv) 4096x4096's winner ran 18.30 us on 6144x4096 at
-// M = 16 as stored and 23.07 with the split the model re-picks, and the default taken instead
-// 12.72 (the best 12.23; bf16 cuBLAS 15.72).
+// sweeps/h200_int4g128_m16_6223e09_pdl.csv, the ring kernel) 4096x4096's winner ran 18.30 us on
+// 6144x4096 at M = 16 as stored and 23.07 with the split the model re-picks, and the default
+// taken instead 12.72 (the best 12.23; bf16 cuBLAS 15.72).
 TEST_F(ResolveTest, BorrowedInt4ConfigIsFittedAtLargerBatch) {
-  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_m16", 16));
+  cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_ring_m16", 16));
   const Resolved r = resolve_config(&cache, kH200, {6144, 4096}, DType::bf16, 16, WeightFormat::int4_g128);
   EXPECT_EQ(r.source, ConfigSource::model_default);
   EXPECT_EQ(r.source_text,
             "default (analytic model; the config of nearest 4096x4096 with split-K 2 (was 1) predicted 20% slower)");
-  EXPECT_EQ(to_string(r.config), "tc_t128_r1_kw4_v16_u1_sk1_cs_pdl_m16");
+  EXPECT_EQ(to_string(r.config), "tc_t128_r1_kw4_v16_u1_sk1_cs_pdl_ring_m16");
 }

@@ -220,11 +220,19 @@ TEST(QuantModel, ShippedIssueConstantsAreTheFitOfTheRecordedSweeps) {
 // Today's space of a recorded point, less the tensor-core family where the sweep swept none of
 // it: the 8-bit sweeps predate 8-bit tensor cores (6acccbf), and their configs would count as
 // failed, so these checks judge the model among the CUDA-core configs the sweep measured.
+// Likewise the int4 tensor-core register loads (configs without ring, 2026-12-01), which no
+// recorded int4 sweep but today's holds.
 std::vector<KernelConfig> space_of(const Point& p) {
   const bool swept_tc = std::any_of(p.us.begin(), p.us.end(), [](const auto& e) { return e.first.rfind("tc_", 0) == 0; });
+  const bool swept_registers = std::any_of(p.us.begin(), p.us.end(), [](const auto& e) {
+    return e.first.rfind("tc_", 0) == 0 && e.first.find("_ring") == std::string::npos;
+  });
   std::vector<KernelConfig> out;
-  for (const KernelConfig& c : search_space_for(p.dtype, p.shape, 1, p.weights))
-    if (swept_tc || c.family != Family::tensor_core) out.push_back(c);
+  for (const KernelConfig& c : search_space_for(p.dtype, p.shape, 1, p.weights)) {
+    const bool tc = c.family == Family::tensor_core;
+    if (tc && (!swept_tc || (is_int4(p.weights) && !c.ring && !swept_registers))) continue;
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -319,7 +327,7 @@ TEST(QuantModel, ModelStrategyNearTheBestOnTheRingSweeps) {
 }
 
 TEST(QuantModel, FirstRoundKeepsFewAndManyRowsPerWarp) {
-  // On a quantized space each group (family, the ring counted as one, x rows per warp 1-2 or 4-8) holds a share of the
+  // On a quantized space each group (family, each ring counted as one, x rows per warp 1-2 or 4-8) holds a share of the
   // first round; a dense M = 1 space keeps the model's top configs.
   for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128}) {
     const Shape shape = parse_shape("28672x4096");
@@ -328,7 +336,7 @@ TEST(QuantModel, FirstRoundKeepsFewAndManyRowsPerWarp) {
     ASSERT_EQ(first.size(), model_initial_count(ranked.size()));
     std::map<int, std::size_t> in_space, in_first;
     const auto group = [](const KernelConfig& c) {
-      return 2 * (c.family == Family::tensor_core ? 1 : c.ring ? 2 : 0) + (c.rows_per_warp > 2);
+      return 2 * (c.family == Family::tensor_core ? (c.ring ? 3 : 1) : c.ring ? 2 : 0) + (c.rows_per_warp > 2);
     };
     for (const KernelConfig& c : ranked) ++in_space[group(c)];
     for (const KernelConfig& c : first) ++in_first[group(c)];
@@ -388,7 +396,11 @@ std::vector<FitRow> int4_batch_rows() {
 // of `rows`: it ends within `within` of the best swept config. Returns the worst ratio.
 double expect_strategy_near_best(const std::vector<FitRow>& rows, WeightFormat w, double within) {
   std::map<std::pair<int, std::string>, std::map<std::string, double>> pairs;
-  for (const FitRow& r : rows) pairs[{r.m, std::to_string(r.shape.n) + "x" + std::to_string(r.shape.k)}][to_string(r.config)] = r.us;
+  bool swept_registers = false;
+  for (const FitRow& r : rows) {
+    pairs[{r.m, std::to_string(r.shape.n) + "x" + std::to_string(r.shape.k)}][to_string(r.config)] = r.us;
+    swept_registers = swept_registers || (r.config.family == Family::tensor_core && !r.config.ring);
+  }
   double worst = 0;
   for (const auto& [key, us] : pairs) {
     const auto& [m, text] = key;
@@ -397,8 +409,10 @@ double expect_strategy_near_best(const std::vector<FitRow>& rows, WeightFormat w
     for (const auto& e : us) best = std::min(best, e.second);
     const double bytes = static_cast<double>(weight_bytes(w, DType::bf16, shape.n, shape.k).total()) +
                          2.0 * m * static_cast<double>(shape.n + shape.k);
-    const std::vector<KernelConfig> space =
-        worth_compiling(search_space_for(DType::bf16, shape, m, w), DType::bf16, shape, bytes, {});
+    // Without the int4 register loads where the sweep has none (space_of).
+    std::vector<KernelConfig> space;
+    for (const KernelConfig& c : worth_compiling(search_space_for(DType::bf16, shape, m, w), DType::bf16, shape, bytes, {}))
+      if (!(is_int4(w) && c.family == Family::tensor_core && !c.ring && !swept_registers)) space.push_back(c);
     const StrategyOptions options = strategy_options_for(space.size(), bytes, /*quantized=*/true);
     const StrategyResult r = run_model_guided(
         rank_by_model(space, DType::bf16, shape, {}, w),
@@ -464,4 +478,20 @@ TEST(QuantModel, ModelStrategyNearTheBestOnTheEightBitSweeps) {
     const double worst = expect_strategy_near_best(rows, w, kEightBitStrategyWithin);
     std::printf("[gemvtune] %s at M = 1, 16: the model strategy's worst pair %.3fx the best\n", f, worst);
   }
+}
+
+// int4g128 on tensor cores with both kernels (sweeps/h200_int4g128_m{1,8,16}_ring_and_registers.csv:
+// the ring configs of the 09:58 and 10:07 sweeps, every PDL register-load config swept at 10:51
+// on the same machine, 2026-12-01). The register loads are their own group of the first round
+// (tuner/strategy_model.cpp), so the walk reaches them where they win: on 16x28672x4096 their
+// best (31.89 us) against the ring's 38.46, where a first round of ring configs alone ended.
+TEST(QuantModel, ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin) {
+  const std::vector<FitRow> rows =
+      sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_ring_and_registers.csv", "h200_int4g128_m8_ring_and_registers.csv",
+                                           "h200_int4g128_m16_ring_and_registers.csv"});
+  std::size_t registers = 0;
+  for (const FitRow& r : rows) registers += r.config.family == Family::tensor_core && !r.config.ring;
+  ASSERT_GE(registers, 500u);
+  const double worst = expect_strategy_near_best(rows, WeightFormat::int4_g128, 1.085);  // 4096x14336 at M = 1: 1.081
+  std::printf("[gemvtune] int4g128, ring and register loads: the model strategy's worst pair %.3fx the best\n", worst);
 }
