@@ -78,9 +78,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
   // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
   // blocks per SM too.
-  const double shared = int4_tc  ? int4_tc_shared_bytes(c) + 1024.0
-                        : c.ring ? ring_shared_bytes(c) + 1024.0
-                                 : 0;
+  // Int4's register loads (tensor cores without ring) hold no ring.
+  const double shared = int4_tc && c.ring ? int4_tc_shared_bytes(c) + 1024.0
+                        : int4_tc         ? 0
+                        : c.ring          ? ring_shared_bytes(c) + 1024.0
+                                          : 0;
   double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 

@@ -72,12 +72,18 @@ TEST(ExplainResidency, FromSharedMemory) {
   EXPECT_STREQ(r.limit, "registers");
   // The model charges the same ring: 2 warps x 2 tiles x (3 stages x 2 KB + 512) + x staged for
   // 16 chunks (5184) + the 1 KB reserve.
-  const Explanation x = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, Shape{28672, 4096}, 1,
+  const Explanation x = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_ring"), DType::bf16, Shape{28672, 4096}, 1,
                                 WeightFormat::int4_g128, gpu);
   EXPECT_DOUBLE_EQ(x.model.shared_bytes, 2 * 2 * (3 * 2048 + 512) + 5184 + 1024);
   EXPECT_EQ(x.model_residency.by_shared, 7);
   EXPECT_EQ(x.model_residency.blocks, 7);
   EXPECT_DOUBLE_EQ(x.model.resident_per_sm, 7);
+  // Its register-load twin (no ring) holds no shared memory the model counts: registers bind.
+  const Explanation y = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, Shape{28672, 4096}, 1,
+                                WeightFormat::int4_g128, gpu);
+  EXPECT_DOUBLE_EQ(y.model.shared_bytes, 0);
+  EXPECT_EQ(y.model_residency.by_shared, 0);
+  EXPECT_EQ(y.model_residency.blocks, y.model_residency.by_registers);
 }
 
 TEST(Explain, BandwidthBoundConfigAgainstHandNumbers) {
