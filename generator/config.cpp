@@ -209,17 +209,17 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (tc && is_int4(weights) && weights != WeightFormat::int4_g128)
     return f + " weights run on CUDA cores: the int4 tensor-core family takes int4g128 only";
   if (tc && t == DType::f32) return "the quantized tensor-core families take bf16 or fp16 activations, not fp32";
-  // The int4 tensor-core ring (templates/gemv_qtc.cu) keeps its chunks in flight in shared
-  // memory, all of it static, so at most 48 KB per block (int4_tc_shared_bytes). Without the
-  // ring, int4 and 8-bit weights on tensor cores run the dense tensor-core kernel's register
-  // loads (templates/gemv_tc.cu), without shared memory.
-  // Without the ring, each tile's chunks in flight, their pairs and the accumulators of each
-  // batch tile are registers: 4 tiles x 2 chunks at m tile 16 spilled 112 bytes (NVRTC 13.0,
-  // sm_90), 2 tiles x 4 chunks there took 254 registers.
-  if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * ((c.m_tile + 7) / 8) > 8)
+  // Without the ring, int4 and 8-bit weights on tensor cores run the dense tensor-core
+  // kernel's register loads (templates/gemv_tc.cu): for int4 each tile's chunks in flight, their
+  // pairs and the accumulators of each batch tile are registers: 4 tiles x 2 chunks at m tile 16
+  // spilled 112 bytes (NVRTC 13.0, sm_90), 2 tiles x 4 chunks there took 254 registers.
+  const int batch_tiles = (c.m_tile + 7) / 8;
+  if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * batch_tiles > 8)
     return "int4 on tensor cores without the ring: " + std::to_string(c.rows_per_warp) + " tiles x unroll " +
-           std::to_string(c.unroll) + " x " + std::to_string((c.m_tile + 7) / 8) +
+           std::to_string(c.unroll) + " x " + std::to_string(batch_tiles) +
            " batch tiles exceeds the register budget of 8";
+  // The int4 tensor-core ring (templates/gemv_qtc.cu) keeps its chunks in flight in shared
+  // memory, all of it static, so at most 48 KB per block (int4_tc_shared_bytes).
   if (tc && is_int4(weights) && c.ring) {
     const int bytes = int4_tc_shared_bytes(c);
     if (bytes > kMaxStaticSharedBytes - 1024)

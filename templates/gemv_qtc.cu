@@ -144,7 +144,6 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int split_stages = (chunks + SC - 1) / SC;
   const int mine = row0 < n && kw < split_stages ? (split_stages - kw + KW - 1) / KW : 0;
   constexpr int STAGE_STEP = KW * SC;  // chunks from one stage of mine to the next
-  const int groups_per_row = k / CHUNK;
 
   // Copies: instruction p of a tile takes rows 4 p + lane / 8, 16 bytes at column lane % 8 of the
   // stage's 128 bytes. Rows past N read row N-1 and are never written.
@@ -157,15 +156,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1));
       wp[i][p] = qr.q + q_byte(kb + kw * SC * CHUNK) + 16 * copy_col;
     }
-  // Scales and zeros: lane t of a row quad loads one of the four factors its quad needs
-  // (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8)
-  // and the quad shares them by shuffles: one load per tile and chunk instead of four.
+  // This lane's scale or zero of each tile (i4_lane_factors), one group per chunk.
   const elem_t* fp[R];
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * (t / 2) + g, n - 1));
-    fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * groups_per_row + kb / CHUNK;
-  }
+  for (int i = 0; i < R; ++i) fp[i] = i4_lane_factors(seg, row0 + 16 * i, g, t, n, k, kb);
   constexpr int W_STEP = SC * CHUNK * KW / 2;  // bytes of weights per stage of mine
   // Batch row 8 nt + g of X, or row m - 1 past the batch: its columns of D are never written,
   // and every lane loads, so no lane idles on a predicate.
@@ -302,14 +296,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         if (cc > 0 && c >= chunks) break;  // the last stage of an odd count
         float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
-        for (int i = 0; i < R; ++i) {
-          const float f = elem_bits_to_float(f_next[i]);
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            s[i][h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
-            bz[i][h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
-          }
-        }
+        for (int i = 0; i < R; ++i) i4_group_factors(elem_bits_to_float(f_next[i]), lane, s[i], bz[i]);
         const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
         const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
 #if GEMV_QTC_STAGED_X

@@ -244,13 +244,8 @@ __device__ __forceinline__ void i4_chunk(float (&acc)[R][NT][4], const uint4 (&w
   }
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    const float fv = elem_bits_to_float(f[i]);
     float sc[2], bz[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      sc[h] = __shfl_sync(0xffffffffu, fv, (lane & ~3) | (2 * h));
-      bz[h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, fv, (lane & ~3) | (2 * h + 1));
-    }
+    i4_group_factors(elem_bits_to_float(f[i]), lane, sc, bz);
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -316,13 +311,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   constexpr int LANE_K = CHUNK / 4;  // elements of a row per lane and chunk
   const welem_t* wr[R][2];
 #if GEMV_WFORMAT == 4
-  // This lane's factor of each tile (i4_chunk), one group per chunk.
+  // This lane's scale or zero of each tile (i4_lane_factors), one group per chunk.
   const elem_t* fp[R];
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * (t / 2) + g, n - 1));
-    fp[i] = static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_TC_CHUNK) + kb / GEMV_TC_CHUNK;
-  }
+  for (int i = 0; i < R; ++i) fp[i] = i4_lane_factors(seg, row0 + 16 * i, g, t, n, k, kb);
   // The mma's and LOP3's constant operands, made opaque from m so that they stay in registers
   // (as in gemv_qtc.cu).
   const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1

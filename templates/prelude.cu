@@ -602,6 +602,25 @@ __device__ __forceinline__ unsigned i4_pair(unsigned w, int i, unsigned mask, un
   return r;
 }
 
+// Scales and zeros: lane t of a row quad loads one of the four factors its quad needs for a
+// tile (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8)
+// and the quad shares them by shuffles: one load per tile and group instead of four. The
+// lane's factor of the tile whose rows start at tile_row, at the group holding element kb.
+__device__ __forceinline__ const elem_t* i4_lane_factors(const GemvSegments& seg, int tile_row, int g, int t, int n,
+                                                          int k, int kb) {
+  const QuantRow qr = quant_row(seg, min(tile_row + 8 * (t / 2) + g, n - 1));
+  return static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_GROUP) + kb / GEMV_GROUP;
+}
+// The quad's factors of one group from each lane's one (f): the scale and B + zero of rows g
+// (h = 0) and g + 8 (h = 1).
+__device__ __forceinline__ void i4_group_factors(float f, int lane, float (&s)[2], float (&bz)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    s[h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
+    bz[h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
+  }
+}
+
 // X's pairs in the weights' K order for one 16-byte load (8 elements of one batch row):
 // xp[i] = (x[i], x[i + 4]) for i = 0..3.
 __device__ __forceinline__ void i4_x_pairs(const uint4& v, unsigned* xp) {

@@ -12,8 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <string>
-#include <utility>
+#include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "gemvtune/config.hpp"
@@ -161,18 +162,13 @@ inline double picks_over_best(const std::vector<FitRow>& rows, const GpuModelPar
     double best = 0, pick_model = 0, pick_us = 0;
     bool any = false;
   };
-  std::vector<std::pair<std::string, Group>> by;  // in first-seen order: deterministic
+  std::map<std::tuple<std::int64_t, std::int64_t, int, DType, WeightFormat>, Group> by;
   for (const FitRow& r : rows) {
     if (!informs(r)) continue;
-    const std::string key = std::to_string(r.shape.n) + "x" + std::to_string(r.shape.k) + "/" + std::to_string(r.m) +
-                            "/" + std::to_string(static_cast<int>(r.dtype)) + "/" +
-                            std::to_string(static_cast<int>(r.weights));
-    auto it = std::find_if(by.begin(), by.end(), [&](const auto& e) { return e.first == key; });
-    if (it == by.end()) it = by.insert(by.end(), {key, Group{}});
     GpuModelParams p = params;
     if (r.ceiling_gbps > 0) p.read_ceiling_gbps = r.ceiling_gbps;
     const double model = estimate(r.config, r.dtype, r.shape, p, r.weights).time_us;
-    Group& g = it->second;
+    Group& g = by[{r.shape.n, r.shape.k, r.m, r.dtype, r.weights}];
     if (!g.any || r.us < g.best) g.best = r.us;
     if (!g.any || model < g.pick_model) g.pick_model = model, g.pick_us = r.us;
     g.any = true;
