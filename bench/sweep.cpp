@@ -2,6 +2,9 @@
 // (graph mode, each checked first), prints the fastest few beside cuBLAS, and writes every
 // measurement as CSV (shape,dtype,config,us,gbps,model_us) for studying the model offline.
 // Usage: [GEMVTUNE_SWEEP_FILTER=text[+text...]] gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...
+// GEMVTUNE_SWEEP_CONFIGS=CONFIG[,CONFIG...] times exactly these configs on every shape instead of
+// the search space (an experiment: a config outside the shape's space, such as an aligned body
+// on aligned rows); one that cannot run a shape is reported and skipped.
 // (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.
 // SHAPE: NxK at M = 1, or MxNxK for batch M, as bench prints it; the CSV's shape column keeps
 // the argument's text.)
@@ -63,8 +66,19 @@ int main(int argc, char** argv) try {
   std::vector<std::future<void>> jobs;
   const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
   const auto wanted = [filter](const KernelConfig& c) { return !filter || config_text_matches(to_string(c), filter); };
+  std::optional<std::vector<KernelConfig>> listed;  // GEMVTUNE_SWEEP_CONFIGS
+  if (const char* text = std::getenv("GEMVTUNE_SWEEP_CONFIGS")) {
+    listed.emplace();
+    std::string all = text;
+    for (std::size_t b = 0; b <= all.size();) {
+      const std::size_t e = std::min(all.find(',', b), all.size());
+      if (e > b) listed->push_back(parse_config(all.substr(b, e - b)));
+      b = e + 1;
+    }
+    if (listed->empty()) throw InvalidArgument("GEMVTUNE_SWEEP_CONFIGS names no config");
+  }
   for (int m : batches)
-    for (const KernelConfig& c : distinct_kernels(default_search_space(t, m, w)))
+    for (const KernelConfig& c : listed ? *listed : distinct_kernels(default_search_space(t, m, w)))
       if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
   for (auto& j : jobs) j.get();
   jit::Stream stream;
@@ -78,8 +92,15 @@ int main(int argc, char** argv) try {
     if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m);
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
-    for (const KernelConfig& c : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
+    for (const KernelConfig& c : listed ? *listed : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
       if (!wanted(c)) continue;
+      const jit::GemvOperands op0 = p.operands(0);
+      std::optional<std::string> why = why_invalid_for(c, t, s, m, w);
+      if (!why && !is_quantized(w)) why = why_misaligned(c, t, op0.w, op0.ld, op0.x, op0.ldx);
+      if (why) {
+        std::printf("SKIPPED %s %s: %s\n", argv[a], to_string(c).c_str(), why->c_str());
+        continue;
+      }
       auto k = kernels.get(c, t, w);
       p.workspace().reserve(c, s);
       const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*k, c, p.operands(copy), p.workspace(), st); };

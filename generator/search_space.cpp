@@ -128,9 +128,9 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
     // Tensor cores for bf16/fp16 activations, with the knobs of the dense tensor-core family:
     // the 8-bit formats and int4g128 with register loads (templates/gemv_tc.cu, converting in
     // registers), and int4g128 through a shared-memory ring of chunks too (ring,
-    // templates/gemv_qtc.cu). Each int4 config comes ring first: the model does not tell the
-    // two apart yet, so on a tie its default and first picks are the ring's, as before the
-    // register kernel (H200, 2026-12-01: the register loads ran 16x28672x4096 in 31.9 us
+    // templates/gemv_qtc.cu). Each int4 config comes ring first: the model tells the two apart
+    // only by the ring's shared memory, so on a tie its default and first picks are the ring's,
+    // as before the register kernel (H200, 2026-12-01: the register loads ran 16x28672x4096 in 31.9 us
     // against the ring's 38.5, 4096x14336 at M = 1 in 12.95 against 16.0, but 28672x4096 at
     // M = 1 in 22.2 against 20.6; bench/results/h200.md).
     if ((weights == WeightFormat::int4_g128 || !is_int4(weights)) && t != DType::f32) {
@@ -140,13 +140,11 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
         if (is_int4(weights)) {
           // Register loads only where the ring runs too (its shared memory fits): the model
           // estimates both alike, and a register config without a ring twin would take the
-          // default with an estimate made for a ring it does not have. bf16 activations only
-          // for now: the fp16 register kernel has not been checked on a GPU yet.
+          // default with an estimate made for a ring it does not have.
           c.ring = true;
           if (why_invalid_weights(c, t, weights)) continue;
           out.push_back(c);
           c.ring = false;
-          if (t != DType::bf16) continue;
         }
         out.push_back(c);
       }
