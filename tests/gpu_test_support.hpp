@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <string>
 #include <vector>
 
 #include "gemvtune/config.hpp"
+#include "gemvtune/search_space.hpp"
 #include "jit/driver_api.hpp"
+#include "jit/loaded_kernels.hpp"
 
 // Use first in a TEST body that needs a GPU.
 #define GEMVTUNE_REQUIRE_GPU()                                                   \
@@ -34,4 +37,17 @@ inline std::vector<gemvtune::KernelConfig> filtered(std::vector<gemvtune::Kernel
   for (const gemvtune::KernelConfig& c : configs)
     if (gemvtune::config_text_matches(gemvtune::to_string(c), f)) kept.push_back(c);
   return kept;
+}
+
+// Compiles the distinct kernels of `configs` on every core at once, so that the checks after it
+// load them: a kernel first asked for by a check compiles there, one at a time (a quantized group
+// of test_gemv_quant_gpu at GEMVTUNE_TEST_CONFIG_STRIDE=11 took about a minute on the H200 when
+// the configs it compiled ahead were not the ones it checked). Pass the configs the checks launch.
+inline void precompile(gemvtune::jit::LoadedKernels& kernels, gemvtune::DType t,
+                       const std::vector<gemvtune::KernelConfig>& configs,
+                       gemvtune::WeightFormat w = gemvtune::WeightFormat::dense) {
+  std::vector<std::future<void>> jobs;
+  for (const gemvtune::KernelConfig& c : gemvtune::distinct_kernels(configs))
+    jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
+  for (auto& j : jobs) j.get();
 }

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <future>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/search_space.hpp"
@@ -110,10 +109,9 @@ void check_dtype(DType t, const std::vector<const char*>& configs, std::initiali
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
   {
-    std::vector<std::future<void>> jobs;
-    for (const char* text : configs)
-      jobs.push_back(std::async(std::launch::async, [&kernels, text, t] { kernels.get(parse_config(text), t); }));
-    for (auto& j : jobs) j.get();
+    std::vector<KernelConfig> parsed;
+    for (const char* text : configs) parsed.push_back(parse_config(text));
+    precompile(kernels, t, parsed);
   }
   const std::size_t stride = config_stride();
   const std::vector<std::int64_t> ks = all_remainders(t, js);

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <future>
+#include <memory>
 
 #include "gemvtune/search_space.hpp"
 #include "gpu_test_support.hpp"
@@ -28,14 +28,6 @@ const Case kCases[] = {{{7, 129}, 136, 136, 7},       {{300, 1000}, 1064, 1024, 
                        {{1024, 4096}, 4096, 4096, 1024}, {{4097, 4099}, 4104, 4112, 4097},
                        {{33, 77}, 96, 80, 40},         {{64, 1000}, 1003, 1001, 64}};
 
-// Compiles the distinct kernels of the configs to check, on every core at once.
-void precompile(jit::LoadedKernels& kernels, DType t, const std::vector<KernelConfig>& configs) {
-  std::vector<std::future<void>> jobs;
-  for (const KernelConfig& c : distinct_kernels(configs))
-    jobs.push_back(std::async(std::launch::async, [&kernels, c, t] { kernels.get(c, t); }));
-  for (auto& j : jobs) j.get();
-}
-
 // As the runtime does for a config the operands' alignment does not allow.
 KernelConfig fit_alignment(KernelConfig c, DType t, const jit::GemvOperands& op) {
   return with_vec_bytes(c, widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x, op.m > 1 ? op.ldx : 0));
@@ -47,39 +39,46 @@ void check_batch(DType t, int m) {
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
   const std::size_t stride = config_stride();
-  {
-    std::vector<KernelConfig> wanted;
-    auto space = default_search_space(t, m);
-    for (const KernelConfig& c : search_space_for(t, {4097, 4099}, m))  // what misaligned rows add
-      if (c.aligned_body) space.push_back(c);
-    space = filtered(space);
-    for (std::size_t i = 0; i < space.size(); i += stride) wanted.push_back(space[i]);
-    precompile(kernels, t, wanted);
-  }
+  // Each case's problem (and, at M > 1, one with m - 1 rows), and what runs on it: every
+  // stride-th config of the case's space, fitted to the operands' alignment, and the first of
+  // every 16 on the m - 1 rows as well (a tile covers less). All compiled before the first check.
+  struct Check {
+    const Case* cs;
+    DeviceProblem* problem;
+    KernelConfig config;
+  };
+  std::vector<std::unique_ptr<DeviceProblem>> problems;
+  std::vector<Check> checks;
   std::uint64_t seed = 2000 + 17 * m + static_cast<int>(t);
-  std::size_t checked = 0, tensor_core = 0;
   for (const Case& cs : kCases) {
-    DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, cs.ldx, cs.ldy);
-    // Every config, and the first of every 16 with m - 1 rows as well (a tile covers less).
-    std::optional<DeviceProblem> fewer;
-    if (m > 1) fewer.emplace(t, cs.shape, cs.ld, seed++, 0, m - 1, cs.ldx, cs.ldy);
-    const auto space = filtered(search_space_for(t, cs.shape, m));
-    for (std::size_t i = 0; i < space.size(); i += stride) {
-      for (DeviceProblem* p : {&problem, fewer && i % 16 == 0 ? &*fewer : nullptr}) {
-        if (!p) continue;
-        const KernelConfig c = fit_alignment(space[i], t, p->operands(0));
-        auto kernel = kernels.get(c, t);
-        p->workspace().reserve(c, cs.shape);
-        const LaunchFn launch = [&](int copy, CUstream s) {
-          jit::launch_gemv(*kernel, c, p->operands(copy), p->workspace(), s);
-        };
-        const Comparison cmp = verify_calls(launch, *p, stream);
-        ++checked;
-        tensor_core += c.family == Family::tensor_core;
-        EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << p->batch() << " " << to_string(cs.shape) << " ld " << cs.ld
-                            << " ldx " << cs.ldx << " ldy " << cs.ldy << " " << to_string(c) << ": " << cmp.describe();
-      }
+    problems.push_back(std::make_unique<DeviceProblem>(t, cs.shape, cs.ld, seed++, 0, m, cs.ldx, cs.ldy));
+    DeviceProblem* problem = problems.back().get();
+    DeviceProblem* fewer = nullptr;
+    if (m > 1) {
+      problems.push_back(std::make_unique<DeviceProblem>(t, cs.shape, cs.ld, seed++, 0, m - 1, cs.ldx, cs.ldy));
+      fewer = problems.back().get();
     }
+    const auto space = filtered(search_space_for(t, cs.shape, m));
+    for (std::size_t i = 0; i < space.size(); i += stride)
+      for (DeviceProblem* p : {problem, i % 16 == 0 ? fewer : nullptr})
+        if (p) checks.push_back({&cs, p, fit_alignment(space[i], t, p->operands(0))});
+  }
+  std::vector<KernelConfig> configs;
+  for (const Check& k : checks) configs.push_back(k.config);
+  precompile(kernels, t, configs);
+  std::size_t checked = 0, tensor_core = 0;
+  for (const Check& k : checks) {
+    const Case& cs = *k.cs;
+    DeviceProblem& p = *k.problem;
+    const KernelConfig& c = k.config;
+    auto kernel = kernels.get(c, t);
+    p.workspace().reserve(c, cs.shape);
+    const LaunchFn launch = [&](int copy, CUstream s) { jit::launch_gemv(*kernel, c, p.operands(copy), p.workspace(), s); };
+    const Comparison cmp = verify_calls(launch, p, stream);
+    ++checked;
+    tensor_core += c.family == Family::tensor_core;
+    EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << p.batch() << " " << to_string(cs.shape) << " ld " << cs.ld
+                        << " ldx " << cs.ldx << " ldy " << cs.ldy << " " << to_string(c) << ": " << cmp.describe();
   }
   if (t != DType::f32 && m > 1 && !config_filter()) EXPECT_GT(tensor_core, 0u);
   if (config_filter() && checked == 0)

@@ -10,7 +10,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <future>
+#include <iterator>
+#include <memory>
 
 #include "gemvtune/search_space.hpp"
 #include "gpu_test_support.hpp"
@@ -30,42 +31,41 @@ const Case kCases[] = {{{1, 1}, 1},          {{7, 129}, 129},     {{1024, 4096},
                        {{4096, 14336}, 14336}, {{4097, 4099}, 4099}, {{300, 1000}, 1064},
                        {{33, 77}, 96}};
 
-// Compiles the distinct kernels of a dtype's space in parallel, then loads them: the default
-// space and the aligned-body (al) configs that shapes with misaligned rows add.
-void precompile(jit::LoadedKernels& kernels, DType t) {
-  std::vector<KernelConfig> configs = default_search_space(t);
-  for (const KernelConfig& c : search_space_for(t, {4097, 4099}))
-    if (c.aligned_body) configs.push_back(c);
-  std::vector<std::future<void>> jobs;
-  for (const KernelConfig& c : distinct_kernels(configs))
-    jobs.push_back(std::async(std::launch::async, [&kernels, c, t] { kernels.get(c, t); }));
-  for (auto& j : jobs) j.get();
-}
-
 void check_space(DType t) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
-  precompile(kernels, t);
   jit::Stream stream;
   const std::size_t stride = config_stride();
+  // Each case's problem and every stride-th config of its space (plus the plain element-wide
+  // kernel: tiny K leaves no config of the space valid), with the vector width the operands'
+  // alignment allows, as the runtime runs it. All compiled before the first check.
+  std::vector<std::unique_ptr<DeviceProblem>> problems;
+  std::vector<std::vector<KernelConfig>> configs;
+  std::vector<KernelConfig> all;
   std::uint64_t seed = 1000 + static_cast<int>(t);
-  std::size_t checked = 0;
   for (const Case& cs : kCases) {
-    DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0);
-    const auto space = search_space_for(t, cs.shape);
-    // Tiny K leaves no config of the space valid; the plain element-wide kernel covers it.
-    std::vector<KernelConfig> configs(space);
+    problems.push_back(std::make_unique<DeviceProblem>(t, cs.shape, cs.ld, seed++, 0));
+    std::vector<KernelConfig> space = search_space_for(t, cs.shape);
     KernelConfig plain;
     plain.vec_bytes = static_cast<int>(dtype_size(t));
     plain.unroll = 1;
-    configs.push_back(plain);
-    for (std::size_t i = 0; i < configs.size(); i += stride) {
-      // As the runtime does: a config whose vector width the operands' alignment does not
-      // allow runs with the widest width they do allow.
-      KernelConfig c = configs[i];
-      const auto op = problem.operands(0);
+    space.push_back(plain);
+    const auto op = problems.back()->operands(0);
+    configs.emplace_back();
+    for (std::size_t i = 0; i < space.size(); i += stride) {
+      KernelConfig c = space[i];
       c.vec_bytes = widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x);
+      configs.back().push_back(c);
+    }
+    all.insert(all.end(), configs.back().begin(), configs.back().end());
+  }
+  precompile(kernels, t, all);
+  std::size_t checked = 0;
+  for (std::size_t ci = 0; ci < std::size(kCases); ++ci) {
+    const Case& cs = kCases[ci];
+    DeviceProblem& problem = *problems[ci];
+    for (const KernelConfig& c : configs[ci]) {
       auto kernel = kernels.get(c, t);
       problem.workspace().reserve(c, cs.shape);
       const LaunchFn launch = [&](int copy, CUstream s) {

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <future>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/search_space.hpp"
@@ -35,27 +34,32 @@ void check_format(DType t, WeightFormat w, int m) {
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
   const std::size_t stride = config_stride();
-  {
-    std::vector<std::future<void>> jobs;
-    const auto space = filtered(distinct_kernels(default_search_space(t, m, w)));
-    for (std::size_t i = 0; i < space.size(); i += stride) {
-      const KernelConfig c = space[i];
-      jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
-    }
-    for (auto& j : jobs) j.get();
+  const bool int4 = is_int4(w);
+  std::vector<Case> cases;
+  for (const Case& cs : int4 ? std::vector<Case>(std::begin(kInt4Cases), std::end(kInt4Cases))
+                             : std::vector<Case>(std::begin(kByteCases), std::end(kByteCases)))
+    if (!int4 || cs.shape.k % group_size(w) == 0) cases.push_back(cs);
+  // Every stride-th config of each case's space, compiled together before the first check.
+  std::vector<std::vector<KernelConfig>> configs;
+  std::vector<KernelConfig> all;
+  for (const Case& cs : cases) {
+    const auto space = filtered(search_space_for(t, cs.shape, m, w));
+    if (!config_filter()) ASSERT_FALSE(space.empty()) << to_string(cs.shape);
+    configs.emplace_back();
+    for (std::size_t i = 0; i < space.size(); i += stride) configs.back().push_back(space[i]);
+    all.insert(all.end(), configs.back().begin(), configs.back().end());
   }
+  precompile(kernels, t, all, w);
   std::uint64_t seed = 3000 + 31 * m + 7 * static_cast<int>(w) + static_cast<int>(t);
   std::size_t checked = 0;
-  const bool int4 = is_int4(w);
-  for (const Case& cs : int4 ? std::vector<Case>(std::begin(kInt4Cases), std::end(kInt4Cases))
-                             : std::vector<Case>(std::begin(kByteCases), std::end(kByteCases))) {
-    if (int4 && cs.shape.k % group_size(w)) continue;
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& cs = cases[ci];
+    if (configs[ci].empty()) {  // the filter left none
+      ++seed;
+      continue;
+    }
     DeviceProblem problem(t, cs.shape, cs.ld, seed++, 0, m, 0, 0, w);
-    const auto space = filtered(search_space_for(t, cs.shape, m, w));
-    if (space.empty() && config_filter()) continue;
-    ASSERT_FALSE(space.empty());
-    for (std::size_t i = 0; i < space.size(); i += stride) {
-      const KernelConfig& c = space[i];
+    for (const KernelConfig& c : configs[ci]) {
       auto kernel = kernels.get(c, t, w);
       problem.workspace().reserve(c, cs.shape);
       const LaunchFn launch = [&](int copy, CUstream s) {
