@@ -44,7 +44,10 @@ std::pair<int, Shape> parse_batched_shape(const std::string& text) {
 
 int main(int argc, char** argv) try {
   if (argc < 4) {
-    std::cerr << "usage: gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...\n";
+    std::cerr << "usage: gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...\n"
+                 "  SHAPE: NxK (M = 1) or MxNxK; WEIGHTS: a quantized format such as int4g128\n"
+                 "  GEMVTUNE_SWEEP_FILTER=text[+text...]  only the configs whose name has every text\n"
+                 "  GEMVTUNE_SWEEP_CONFIGS=C1,C2,...      exactly these configs instead of the search space\n";
     return 2;
   }
   std::ofstream csv(argv[1]);
@@ -61,22 +64,26 @@ int main(int argc, char** argv) try {
   }
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  jit::Context ctx(0);
-  jit::LoadedKernels kernels(ctx);
-  std::vector<std::future<void>> jobs;
-  const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
-  const auto wanted = [filter](const KernelConfig& c) { return !filter || config_text_matches(to_string(c), filter); };
-  std::optional<std::vector<KernelConfig>> listed;  // GEMVTUNE_SWEEP_CONFIGS
+  std::optional<std::vector<KernelConfig>> listed;  // GEMVTUNE_SWEEP_CONFIGS, checked before the GPU opens
   if (const char* text = std::getenv("GEMVTUNE_SWEEP_CONFIGS")) {
     listed.emplace();
     std::string all = text;
     for (std::size_t b = 0; b <= all.size();) {
       const std::size_t e = std::min(all.find(',', b), all.size());
-      if (e > b) listed->push_back(parse_config(all.substr(b, e - b)));
+      if (e > b) try {
+          listed->push_back(parse_config(all.substr(b, e - b)));
+        } catch (const InvalidArgument& err) {
+          throw InvalidArgument(std::string("GEMVTUNE_SWEEP_CONFIGS: ") + err.what());
+        }
       b = e + 1;
     }
     if (listed->empty()) throw InvalidArgument("GEMVTUNE_SWEEP_CONFIGS names no config");
   }
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  std::vector<std::future<void>> jobs;
+  const char* filter = std::getenv("GEMVTUNE_SWEEP_FILTER");  // only configs containing this text
+  const auto wanted = [filter](const KernelConfig& c) { return !filter || config_text_matches(to_string(c), filter); };
   for (int m : batches)
     for (const KernelConfig& c : listed ? *listed : distinct_kernels(default_search_space(t, m, w)))
       if (wanted(c)) jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));

@@ -1,3 +1,13 @@
 gemvtune_add_test(test_recorded_sweep ${CMAKE_SOURCE_DIR}/tests/bench/recorded_sweep_test.cpp)
 target_compile_definitions(test_recorded_sweep PRIVATE
   GEMVTUNE_H200_SWEEP="${CMAKE_SOURCE_DIR}/bench/results/sweeps/h200_bf16.csv")
+
+# gemvtune-sweep refuses a bad GEMVTUNE_SWEEP_CONFIGS with its name, before it opens a GPU (so
+# the same on a machine without one).
+if(TARGET gemvtune_sweep)
+  add_test(NAME sweep_refuses_a_bad_config_list
+           COMMAND ${CMAKE_COMMAND} -E env GEMVTUNE_SWEEP_CONFIGS=t128_r1_kw1_v16_u4_sk1_cs,t128_bogus
+                   $<TARGET_FILE:gemvtune_sweep> ${CMAKE_CURRENT_BINARY_DIR}/sweep_refused.csv bf16 64x64)
+  set_tests_properties(sweep_refuses_a_bad_config_list PROPERTIES
+                       PASS_REGULAR_EXPRESSION "GEMVTUNE_SWEEP_CONFIGS: bad config 't128_bogus'")
+endif()
