@@ -99,9 +99,9 @@ int main(int argc, char** argv) try {
     if (is_quantized(w)) dense.emplace(t, s, s.k, kMeasureSeed, rotation_bytes(ctx.info()), m);
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
+    const jit::GemvOperands op0 = p.operands(0);
     for (const KernelConfig& c : listed ? *listed : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
       if (!wanted(c)) continue;
-      const jit::GemvOperands op0 = p.operands(0);
       std::optional<std::string> why = why_invalid_for(c, t, s, m, w);
       if (!why && !is_quantized(w)) why = why_misaligned(c, t, op0.w, op0.ld, op0.x, op0.ldx);
       if (why) {

@@ -139,8 +139,8 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
       for (KernelConfig c : tc) {
         if (is_int4(weights)) {
           // Register loads only where the ring runs too (its shared memory fits): the model
-          // estimates both alike, and a register config without a ring twin would take the
-          // default with an estimate made for a ring it does not have.
+          // estimates both alike but for the ring's shared memory, so the two kinds are ranked
+          // side by side and the register loads are measured where the ring is.
           c.ring = true;
           if (why_invalid_weights(c, t, weights)) continue;
           out.push_back(c);

@@ -139,7 +139,7 @@ void compile_quantized(DType t, WeightFormat w) {
     }
   ASSERT_GE(kernels.size(), 5u);
   if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tc_ring, 3u);  // templates/gemv_qtc.cu
-  if (w == WeightFormat::int4_g128 && t == DType::bf16) ASSERT_GE(tensor_core, 3u);  // gemv_tc.cu's int4 loads
+  if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tensor_core, 3u);  // gemv_tc.cu's int4 loads
   if (!is_int4(w)) ASSERT_GE(ring, 6u);  // templates/gemv_q.cu with GEMV_Q_RING
   compile_list(kernels, t, w);
 }
