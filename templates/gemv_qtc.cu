@@ -275,8 +275,18 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int slices = GEMV_QTC_STAGED_X ? (chunks + SLICE - 1) / SLICE : 1;
   // Where this lane reads its 16 bytes of row g of a tile in a ring slot, chunk cc of the stage:
   // column 4 cc + t XOR 4 (g & 1), i.e. t + 4 (cc XOR (g & 1)).
-  const uint4* const ring_read[SC] = {&ring[warp][0][0][g][t + 4 * (g & 1)], &ring[warp][0][0][g][t + 4 * (1 - (g & 1))]};
+  // As 32-bit shared addresses, read with load_shared16: from pointers into shared memory the
+  // compiler rebuilt generic addresses at every chunk. With the fixed-distance factor shuffles
+  // below (m = 1) a stage of t128_r1_kw2_u1 went from 271 to 237 instructions and 66 to 63
+  // registers; on the H200 the ring configs ran 2% faster at m = 1 (mean over every config of 7
+  // shapes), 128256x4096 at its best 77.9 -> 74.5 us, the rest of the bests level
+  // (bench/results/h200.md, 2026-12-01 20:00).
+  const unsigned ring_read[SC] = {shared_address(&ring[warp][0][0][g][t + 4 * (g & 1)]),
+                                  shared_address(&ring[warp][0][0][g][t + 4 * (1 - (g & 1))])};
   static_assert(SC == 2, "ring_read holds two chunks");
+#if GEMV_QTC_STAGED_X
+  const unsigned x_read = shared_address(&x_pairs[0][t][0]), x_sum_read = shared_address(&x_sum[0]);
+#endif
   int j = 0, slot = 0, ahead = U, cbase = kw * SC;
   for (int slice = 0; slice < slices; ++slice) {
     const int c0 = slice * SLICE, c1 = min(chunks, c0 + SLICE);
@@ -296,7 +306,13 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         if (cc > 0 && c >= chunks) break;  // the last stage of an odd count
         float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
-        for (int i = 0; i < R; ++i) i4_group_factors(elem_bits_to_float(f_next[i]), lane, s[i], bz[i]);
+        for (int i = 0; i < R; ++i) {
+#if GEMV_M_TILE == 1
+          i4_group_factors_t0(elem_bits_to_float(f_next[i]), s[i], bz[i]);
+#else
+          i4_group_factors(elem_bits_to_float(f_next[i]), lane, s[i], bz[i]);
+#endif
+        }
         const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
         const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
 #if GEMV_QTC_STAGED_X
@@ -317,7 +333,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[i][h] = ring_read[cc][(slot * R + i) * 16 * 8 + 8 * h * 8];
+          for (int h = 0; h < 2; ++h) wv[i][h] = load_shared16(ring_read[cc] + (slot * R + i) * TILE_BYTES + h * 8 * ROW_BYTES);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
           float xs[4];  // sum of x over the group, as the D fragment of A = 1
@@ -327,8 +343,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
             for (int e = 0; e < 4; ++e) d[i][e] = 0.f;
 #if GEMV_QTC_STAGED_X
+          const float x_sum_c = load_shared4(x_sum_read + 4 * cs);
 #pragma unroll
-          for (int e = 0; e < 4; ++e) xs[e] = x_sum[cs];
+          for (int e = 0; e < 4; ++e) xs[e] = x_sum_c;
 #else
 #pragma unroll
           for (int e = 0; e < 4; ++e) xs[e] = 0.f;
@@ -339,7 +356,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           for (int qq = 0; qq < 4; ++qq) {  // word qq of each lane's 16 bytes: 8 weights per row
             unsigned xp[4];
 #if GEMV_QTC_STAGED_X
-            const uint4 pv = x_pairs[cs][t][qq];
+            const uint4 pv = load_shared16(x_read + cs * sizeof(x_pairs[0]) + qq * 16);
             xp[0] = pv.x;
             xp[1] = pv.y;
             xp[2] = pv.z;

@@ -257,6 +257,20 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   asm("{.reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;}" : "=r"(a) : "l"(p));
   return a;
 }
+// Loads from a 32-bit shared-memory address. Volatile: kept in order with the cp.async waits and
+// barriers around them: the compiler does not move code with side effects (volatile asm, barriers)
+// across each other.
+__device__ __forceinline__ uint4 load_shared16(unsigned a) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+  return v;
+}
+__device__ __forceinline__ float load_shared4(unsigned a) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a));
+  return v;
+}
+
 // ---- cp.async: 16 bytes global -> shared, completion tracked per thread in commit groups ----
 // The rings of the quantized families (gemv_qtc.cu, and gemv_q.cu's ring): bytes in flight that
 // hold no registers. Under the streaming hint the copies carry an L2 evict-first policy.
@@ -619,6 +633,16 @@ __device__ __forceinline__ void i4_group_factors(float f, int lane, float (&s)[2
     s[h] = __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h));
     bz[h] = GEMV_I4_BIAS_F + __shfl_sync(0xffffffffu, f, (lane & ~3) | (2 * h + 1));
   }
+}
+
+// The same where only lane t = 0 of each quad is read (m = 1: finish_tc_tiles takes batch row
+// 0 from t = 0), with shuffles by a fixed distance: no source lane to compute at every group.
+// The other lanes get other quads' factors, and their results are never read.
+__device__ __forceinline__ void i4_group_factors_t0(float f, float (&s)[2], float (&bz)[2]) {
+  s[0] = f;
+  bz[0] = GEMV_I4_BIAS_F + __shfl_down_sync(0xffffffffu, f, 1);
+  s[1] = __shfl_down_sync(0xffffffffu, f, 2);
+  bz[1] = GEMV_I4_BIAS_F + __shfl_down_sync(0xffffffffu, f, 3);
 }
 
 // X's pairs in the weights' K order for one 16-byte load (8 elements of one batch row):
