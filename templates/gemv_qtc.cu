@@ -259,13 +259,28 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (mine > 0) load_x_chunk(kw * SC);
 #endif
 
-  // This lane's factor of each tile for chunk c, loaded one chunk ahead of its use.
+  // This lane's factors of each tile for the two chunks of stage c (c even; low half: chunk c),
+  // loaded one stage ahead of their use: one 4-byte load where the pair is aligned (an even
+  // number of groups a row and a 4-byte aligned array), else two 2-byte loads. Each lane's
+  // factors are a 2-byte element of another row's line, so a warp's factor load asks L1 for 32
+  // sectors for 64 bytes, as many as a stage's weight copies ask for 2 KB (R = 1).
   unsigned f_next[R];
+  bool f_pair[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) f_pair[i] = (reinterpret_cast<unsigned long long>(fp[i]) & 3) == 0;
   const auto load_factors = [&](int c) {
 #pragma unroll
-    for (int i = 0; i < R; ++i) f_next[i] = load_elem_bits(fp[i] + c);
+    for (int i = 0; i < R; ++i) {
+      if (f_pair[i] && c + 1 < chunks) {
+        f_next[i] = load_elem_pair_bits(fp[i] + c);
+      } else {
+        f_next[i] = load_elem_bits(fp[i] + c);
+        if (c + 1 < chunks) f_next[i] |= load_elem_bits(fp[i] + c + 1) << 16;
+      }
+    }
   };
   if (mine > 0) load_factors(kw * SC);
+  static_assert(GEMV_QTC_STAGE_CHUNKS == 2, "a stage's factors are one 32-bit pair");
 
   // Slices of GEMV_QTC_X_SLICE chunks where x is staged (the same count for every warp of the
   // block: the barriers need them all), one slice otherwise. Slots of stage j (consumed now)
@@ -307,27 +322,26 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         float s[R][2], bz[R][2];  // the groups' scales and B + zero of rows g and g + 8
 #pragma unroll
         for (int i = 0; i < R; ++i) {
+          const float f = elem_bits_to_float(cc == 0 ? f_next[i] & 0xFFFFu : f_next[i] >> 16);
 #if GEMV_M_TILE == 1
-          i4_group_factors_t0(elem_bits_to_float(f_next[i]), s[i], bz[i]);
+          i4_group_factors_t0(f, s[i], bz[i]);
 #else
-          i4_group_factors(elem_bits_to_float(f_next[i]), lane, s[i], bz[i]);
+          i4_group_factors(f, lane, s[i], bz[i]);
 #endif
         }
-        const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
-        const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
 #if GEMV_QTC_STAGED_X
         const int cs = c - c0;  // this chunk within the slice
-        if (more) load_factors(c_next);
+        if (cc == SC - 1 && j + 1 < mine) load_factors(cbase + STAGE_STEP);
 #else
+        const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
+        const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
         uint4 xv[NT][4];
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int qq = 0; qq < 4; ++qq) xv[nt][qq] = x_next[nt][qq];
-        if (more) {
-          load_factors(c_next);
-          load_x_chunk(c_next);
-        }
+        if (cc == SC - 1 && j + 1 < mine) load_factors(cbase + STAGE_STEP);
+        if (more) load_x_chunk(c_next);
 #endif
         uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
 #pragma unroll

@@ -573,6 +573,12 @@ __device__ __forceinline__ unsigned load_elem_bits(const elem_t* p) {
   asm("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
 }
+// Two adjacent 2-byte elements at p (4-byte aligned), p[0] in the low half.
+__device__ __forceinline__ unsigned load_elem_pair_bits(const elem_t* p) {
+  unsigned v;
+  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
 __device__ __forceinline__ float elem_bits_to_float(unsigned v) {
 #if GEMV_DTYPE == 2
   return __uint_as_float(v << 16);
