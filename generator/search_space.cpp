@@ -143,7 +143,12 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
           // side by side and the register loads are measured where the ring is.
           c.ring = true;
           if (why_invalid_weights(c, t, weights)) continue;
-          out.push_back(c);
+          // At M = 1 the ring runs one stage ahead only. Deeper rings were never the best of a
+          // recorded M = 1 sweep (1.4-30% behind one stage, sweeps/h200_int4g128_m1_*), and where
+          // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms
+          // slower: 8 us a call more than one stage, the stages it asks for before
+          // griddepcontrol.wait competing with the call before it (bench/results/h200.md).
+          if (m > 1 || c.unroll == 1) out.push_back(c);
           c.ring = false;
         }
         out.push_back(c);
