@@ -184,6 +184,17 @@ TEST(Config, RingRoundTripAndRules) {
   }
   EXPECT_GE(tc_rings, 100u);
   EXPECT_GE(twins, 100u);
+  // At M = 1 the int4 rings run one stage ahead only (a deeper ring tied alone and lost 8 us a
+  // call in the H200 decode chain); the register twins of every unroll stay, and at M = 16 the
+  // deeper rings too.
+  std::size_t deep_rings_m16 = 0, deep_twins_m1 = 0;
+  for (const KernelConfig& x : int4) deep_rings_m16 += x.ring && x.unroll > 1;
+  EXPECT_GE(deep_rings_m16, 50u);
+  for (const KernelConfig& x : search_space_for(DType::bf16, {28672, 4096}, 1, WeightFormat::int4_g128)) {
+    EXPECT_FALSE(x.ring && x.unroll > 1) << to_string(x);
+    deep_twins_m1 += x.family == Family::tensor_core && !x.ring && x.unroll > 1;
+  }
+  EXPECT_GE(deep_twins_m1, 50u);
   const auto spills = why_invalid_for(parse_config("tc_t64_r4_kw2_v16_u2_sk1_cs_pdl_m16"), DType::bf16, {4096, 4096}, 16,
                                       WeightFormat::int4_g128);
   ASSERT_TRUE(spills);
