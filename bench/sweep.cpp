@@ -5,6 +5,11 @@
 // GEMVTUNE_SWEEP_CONFIGS=CONFIG[,CONFIG...] times exactly these configs on every shape instead of
 // the search space (an experiment: a config outside the shape's space, such as an aligned body
 // on aligned rows); one that cannot run a shape is reported and skipped.
+// GEMVTUNE_SWEEP_NEIGHBOR=NxK[:CONFIG] times each config between calls of another shape, as a
+// decode step runs it: a graph of [neighbour, config] pairs, the neighbour (same dtype, weights
+// and M; CONFIG, or the model's default) on weights rotating over copies of its own. The CSV's
+// us is then the pair's time less the neighbour's own back-to-back time: picks that tie alone
+// can differ there under PDL (docs/tuning.md, "Timing that measures HBM").
 // (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.
 // SHAPE: NxK at M = 1, or MxNxK for batch M, as bench prints it; the CSV's shape column keeps
 // the argument's text.)
@@ -47,7 +52,9 @@ int main(int argc, char** argv) try {
     std::cerr << "usage: gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...\n"
                  "  SHAPE: NxK (M = 1) or MxNxK; WEIGHTS: a quantized format such as int4g128\n"
                  "  GEMVTUNE_SWEEP_FILTER=text[+text...]  only the configs whose name has every text\n"
-                 "  GEMVTUNE_SWEEP_CONFIGS=C1,C2,...      exactly these configs instead of the search space\n";
+                 "  GEMVTUNE_SWEEP_CONFIGS=C1,C2,...      exactly these configs instead of the search space\n"
+                 "  GEMVTUNE_SWEEP_NEIGHBOR=NxK[:CONFIG]  time each config after a call of this shape (us: the\n"
+                 "                                        pair's time less the neighbour's own)\n";
     return 2;
   }
   std::ofstream csv(argv[1]);
@@ -79,6 +86,24 @@ int main(int argc, char** argv) try {
     }
     if (listed->empty()) throw InvalidArgument("GEMVTUNE_SWEEP_CONFIGS names no config");
   }
+  // GEMVTUNE_SWEEP_NEIGHBOR, checked before the GPU opens: the shape, and the config if given.
+  std::optional<Shape> neighbor_shape;
+  std::optional<KernelConfig> neighbor_config;
+  if (const char* text = std::getenv("GEMVTUNE_SWEEP_NEIGHBOR")) {
+    const std::string all = text;
+    const auto colon_at = all.find(':');
+    try {
+      neighbor_shape = parse_shape(all.substr(0, colon_at));
+      if (colon_at != std::string::npos) neighbor_config = parse_config(all.substr(colon_at + 1));
+    } catch (const InvalidArgument& err) {
+      throw InvalidArgument(std::string("GEMVTUNE_SWEEP_NEIGHBOR: ") + err.what());
+    }
+    for (int m : batches)
+      if (neighbor_config)
+        if (const auto why = why_invalid_for(*neighbor_config, t, *neighbor_shape, m, w))
+          throw InvalidArgument("GEMVTUNE_SWEEP_NEIGHBOR: " + to_string(*neighbor_config) + " cannot run " +
+                                to_string(*neighbor_shape) + " at M = " + std::to_string(m) + ": " + *why);
+  }
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   std::vector<std::future<void>> jobs;
@@ -100,6 +125,23 @@ int main(int argc, char** argv) try {
     DeviceProblem& pc = dense ? *dense : p;
     std::vector<std::pair<double, std::string>> results;
     const jit::GemvOperands op0 = p.operands(0);
+    // The neighbour: its problem, kernel and launch, checked once, and its own back-to-back time.
+    std::optional<DeviceProblem> np;
+    std::shared_ptr<const jit::LoadedGemv> nk;
+    KernelConfig nc;
+    double neighbor_us = 0;
+    LaunchFn neighbor;
+    if (neighbor_shape) {
+      np.emplace(t, *neighbor_shape, neighbor_shape->k, kMeasureSeed + 1, rotation_bytes(ctx.info()), m, 0, 0, w);
+      nc = neighbor_config ? *neighbor_config : default_config(t, *neighbor_shape, gpu, m, w);
+      nk = kernels.get(nc, t, w);
+      np->workspace().reserve(nc, *neighbor_shape);
+      neighbor = [&](int copy, CUstream st) { jit::launch_gemv(*nk, nc, np->operands(copy % np->copies()), np->workspace(), st); };
+      if (!verify_calls(neighbor, *np, stream).ok) throw Error("the neighbour " + to_string(nc) + " is wrong");
+      neighbor_us = time_calls(neighbor, *np, stream, LaunchMode::graph, 5).us_per_call;
+      std::printf("== %s: neighbour %s %s alone %.2f us\n", argv[a], to_string(*neighbor_shape).c_str(),
+                  to_string(nc).c_str(), neighbor_us);
+    }
     for (const KernelConfig& c : listed ? *listed : runnable_space(p)) {  // misaligned rows: narrowed loads, as the tuner
       if (!wanted(c)) continue;
       std::optional<std::string> why = why_invalid_for(c, t, s, m, w);
@@ -116,7 +158,18 @@ int main(int argc, char** argv) try {
         std::printf("WRONG %s %s: %s\n", argv[a], to_string(c).c_str(), cmp.describe().c_str());
         continue;
       }
-      const CallTiming tm = time_calls(launch, p, stream, LaunchMode::graph, 5);
+      CallTiming tm;
+      if (neighbor) {
+        const LaunchFn pair = [&](int copy, CUstream st) {
+          neighbor(copy, st);
+          launch(copy, st);
+        };
+        tm = time_calls(pair, p, stream, LaunchMode::graph, 5);
+        tm.us_per_call -= neighbor_us;
+        tm.gbps = p.bytes_per_call() / tm.us_per_call / 1e3;
+      } else {
+        tm = time_calls(launch, p, stream, LaunchMode::graph, 5);
+      }
       results.emplace_back(tm.us_per_call, to_string(c));
       csv << argv[a] << "," << argv[2] << "," << to_string(c) << "," << tm.us_per_call << "," << tm.gbps << ","
           << estimate(c, t, s, gpu, w).time_us << "\n";

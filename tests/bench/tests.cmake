@@ -11,3 +11,18 @@ if(TARGET gemvtune_sweep)
   set_tests_properties(sweep_refuses_a_bad_config_list PROPERTIES
                        PASS_REGULAR_EXPRESSION "GEMVTUNE_SWEEP_CONFIGS: bad config 't128_bogus'")
 endif()
+
+# The same for GEMVTUNE_SWEEP_NEIGHBOR: a bad config by name, and a config that cannot run the
+# neighbour's shape with the reason.
+if(TARGET gemvtune_sweep)
+  add_test(NAME sweep_refuses_a_bad_neighbor
+           COMMAND ${CMAKE_COMMAND} -E env GEMVTUNE_SWEEP_NEIGHBOR=4096x4096:t128_bogus
+                   $<TARGET_FILE:gemvtune_sweep> ${CMAKE_CURRENT_BINARY_DIR}/sweep_refused.csv bf16 64x64)
+  set_tests_properties(sweep_refuses_a_bad_neighbor PROPERTIES
+                       PASS_REGULAR_EXPRESSION "GEMVTUNE_SWEEP_NEIGHBOR: bad config 't128_bogus'")
+  add_test(NAME sweep_refuses_a_neighbor_config_that_cannot_run
+           COMMAND ${CMAKE_COMMAND} -E env GEMVTUNE_SWEEP_NEIGHBOR=4096x4096:tc_t128_r1_kw2_v16_u1_sk1_cs_pdl_ring
+                   $<TARGET_FILE:gemvtune_sweep> ${CMAKE_CURRENT_BINARY_DIR}/sweep_refused.csv bf16 64x64)
+  set_tests_properties(sweep_refuses_a_neighbor_config_that_cannot_run PROPERTIES
+                       PASS_REGULAR_EXPRESSION "GEMVTUNE_SWEEP_NEIGHBOR: tc_t128_r1_kw2_v16_u1_sk1_cs_pdl_ring cannot run 4096x4096 at M = 1: ")
+endif()
