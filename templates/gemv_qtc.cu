@@ -214,8 +214,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #endif
 #pragma unroll
   for (int j = 0; j < U; ++j) issue(j, j);
-  // The rows' scales and zeros for this split, asked of L2 now: they are read one chunk ahead
-  // of their use, which hides an L2 hit but not a first touch of HBM.
+  // The rows' scales and zeros for this split, asked of L2 now: they are read a chunk ahead of
+  // their first use, which hides an L2 hit but not a first touch of HBM.
 #pragma unroll
   for (int i = 0; i < R; ++i)
     for (int b = 0; mine > 0 && b < chunks * GEMV_ESIZE; b += 128) prefetch_l2(reinterpret_cast<const char*>(fp[i]) + b);
@@ -260,10 +260,12 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #endif
 
   // This lane's factors of each tile for the two chunks of stage c (c even; low half: chunk c),
-  // loaded one stage ahead of their use: one 4-byte load where the pair is aligned (an even
-  // number of groups a row and a 4-byte aligned array), else two 2-byte loads. Each lane's
+  // loaded during the previous stage's last chunk: one 4-byte load where the pair is aligned (an
+  // even number of groups a row and a 4-byte aligned array), else two 2-byte loads. Each lane's
   // factors are a 2-byte element of another row's line, so a warp's factor load asks L1 for 32
-  // sectors for 64 bytes, as many as a stage's weight copies ask for 2 KB (R = 1).
+  // sectors for 64 bytes, as many as a stage's weight copies ask for 2 KB (R = 1); one load a
+  // stage instead of one a chunk made the ring configs 6% faster at m = 1 on the H200
+  // (bench/results/h200.md, 2026-12-01 18:30).
   unsigned f_next[R];
   bool f_pair[R];
 #pragma unroll
@@ -295,7 +297,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // below (m = 1) a stage of t128_r1_kw2_u1 went from 271 to 237 instructions and 66 to 63
   // registers; on the H200 the ring configs ran 2% faster at m = 1 (mean over every config of 7
   // shapes), 128256x4096 at its best 77.9 -> 74.5 us, the rest of the bests level
-  // (bench/results/h200.md, 2026-12-01 20:00).
+  // (bench/results/h200.md, 2026-12-01 18:30).
   const unsigned ring_read[SC] = {shared_address(&ring[warp][0][0][g][t + 4 * (g & 1)]),
                                   shared_address(&ring[warp][0][0][g][t + 4 * (1 - (g & 1))])};
   static_assert(SC == 2, "ring_read holds two chunks");
