@@ -495,3 +495,30 @@ TEST(QuantModel, ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin) {
   const double worst = expect_strategy_near_best(rows, WeightFormat::int4_g128, 1.085);  // 4096x14336 at M = 1: 1.081
   std::printf("[gemvtune] int4g128, ring and register loads: the model strategy's worst pair %.3fx the best\n", worst);
 }
+
+// The model's untuned default for int4g128 at M = 1 (what a shape gets with nothing in the cache
+// to borrow from), on the recorded sweeps of both int4 tensor-core kernels and the CUDA cores: a
+// geometric mean of 1.277x the best swept config over the preset's 7 shapes. Before the deeper
+// rings left the M = 1 space (2026-12-01) it was 1.400x: the default took a two-stage ring on
+// 4096x4096 (9.53 us against the best 4.96) and 4096x14336 (23.04 against 12.95).
+TEST(QuantModel, Int4DefaultAtMOneOnTheRecordedSweeps) {
+  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_ring_and_registers.csv"});
+  std::map<std::string, std::map<std::string, double>> by_shape;
+  for (const FitRow& r : rows)
+    if (r.m == 1 && r.us > 0) by_shape[to_string(r.shape)][to_string(r.config)] = r.us;
+  ASSERT_EQ(by_shape.size(), 7u);
+  double log_sum = 0;
+  for (const auto& [text, times] : by_shape) {
+    double best = 1e30;
+    for (const auto& [config, us] : times) best = std::min(best, us);
+    const KernelConfig d = default_config(DType::bf16, parse_shape(text), GpuModelParams{}, 1, WeightFormat::int4_g128);
+    EXPECT_FALSE(d.ring && d.unroll > 1) << text << ": " << to_string(d);
+    const auto found = times.find(to_string(d));
+    ASSERT_NE(found, times.end()) << text << ": the default " << to_string(d) << " is not in the sweep";
+    log_sum += std::log(found->second / best);
+  }
+  const double geomean = std::exp(log_sum / by_shape.size());
+  std::printf("[gemvtune] int4g128 default at M = 1: %.3fx the best swept config (geometric mean)\n", geomean);
+  EXPECT_LE(geomean, 1.30);
+}
+
