@@ -34,6 +34,10 @@
 #   profile    Nsight Compute on `gemvtune run` for each "SHAPE WEIGHTS CONFIG [BATCH]" in $PROFILE
 #              (entries separated by ';'): speed of light, occupancy, warp stalls, memory; one
 #              timed launch each, clocks left alone; full text in $OUT/profile_N.txt
+#   chaincontext do picks that tie alone differ after the call before them in a decode step?
+#              gemvtune-sweep of every PDL tensor-core config of $CTX_WEIGHTS (default int4g128)
+#              at M = 1 on 28672x4096 (after 4096x4096) and 6144x4096 (after 4096x14336), alone
+#              and with GEMVTUNE_SWEEP_NEIGHBOR; CSVs in $OUT/ctx_*.csv
 #   quantsanitizer the quantized correctness suite under compute-sanitizer memcheck (every
 #              STRIDE-th config, default 29)
 #   familysweep issue 14's sweep: `tune --shape 256x2048` (1 MiB) alone into a fresh cache, timed;
@@ -148,6 +152,14 @@ for step in "$@"; do
           "$G" run --shape "$shape" --weights "$weights" --config "$config" --batch "${batch:-1}" > "$OUT/profile_$n.txt" 2>&1
         echo "ncu exit $?"
         grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Issued Ipc|No Eligible|Warp Cycles Per Issued|Active Warps Per|Eligible Warps|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|graph:|issue_stalled|Issue Slots Busy|Executed Ipc A" "$OUT/profile_$n.txt" | head -45
+      done ;;
+    chaincontext)
+      for pair in "28672x4096 4096x4096" "6144x4096 4096x14336"; do
+        read -r shape before <<< "$pair"
+        GEMVTUNE_SWEEP_FILTER=tc_+_pdl "$B/bench/gemvtune-sweep" "$OUT/ctx_alone_$shape.csv" \
+          bf16:${CTX_WEIGHTS:-int4g128} $shape | tail -10
+        GEMVTUNE_SWEEP_NEIGHBOR=$before GEMVTUNE_SWEEP_FILTER=tc_+_pdl "$B/bench/gemvtune-sweep" \
+          "$OUT/ctx_after_$shape.csv" bf16:${CTX_WEIGHTS:-int4g128} $shape | tail -11
       done ;;
     quantsanitizer)
       memcheck test_gemv_quant_gpu quant_sanitizer.log "${STRIDE:-29}" ;;
