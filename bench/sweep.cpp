@@ -98,8 +98,8 @@ int main(int argc, char** argv) try {
     } catch (const InvalidArgument& err) {
       throw InvalidArgument(std::string("GEMVTUNE_SWEEP_NEIGHBOR: ") + err.what());
     }
-    for (int m : batches)
-      if (neighbor_config)
+    if (neighbor_config)
+      for (int m : batches)
         if (const auto why = why_invalid_for(*neighbor_config, t, *neighbor_shape, m, w))
           throw InvalidArgument("GEMVTUNE_SWEEP_NEIGHBOR: " + to_string(*neighbor_config) + " cannot run " +
                                 to_string(*neighbor_shape) + " at M = " + std::to_string(m) + ": " + *why);

@@ -197,9 +197,8 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
     return "rows x m tile = " + std::to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
            std::to_string(kMaxAccumulators16) + " (64 only for dense fp32 without al)";
   if (c.ring && !is_quantized(weights))
-    return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), not of "
-           "dense " +
-           std::string(to_string(t)) + " weights";
+    return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), "
+           "not of dense " + std::string(to_string(t)) + " weights";
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
   const bool tc = c.family == Family::tensor_core;
