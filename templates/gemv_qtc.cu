@@ -331,9 +331,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           i4_group_factors(f, lane, s[i], bz[i]);
 #endif
         }
+        if (cc == SC - 1 && j + 1 < mine) load_factors(cbase + STAGE_STEP);
 #if GEMV_QTC_STAGED_X
         const int cs = c - c0;  // this chunk within the slice
-        if (cc == SC - 1 && j + 1 < mine) load_factors(cbase + STAGE_STEP);
 #else
         const bool more = cc + 1 < SC ? c + 1 < chunks : j + 1 < mine;
         const int c_next = cc + 1 < SC ? c + 1 : cbase + STAGE_STEP;
@@ -342,7 +342,6 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int qq = 0; qq < 4; ++qq) xv[nt][qq] = x_next[nt][qq];
-        if (cc == SC - 1 && j + 1 < mine) load_factors(cbase + STAGE_STEP);
         if (more) load_x_chunk(c_next);
 #endif
         uint4 wv[R][2];  // this lane's 16 bytes of rows g and g + 8 of each tile
