@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli/cache_commands.hpp"
@@ -77,11 +78,29 @@ std::vector<int> parse_devices(const std::string& text) {
 void print_presets(std::ostream& out) {
   for (const Preset& p : presets()) {
     out << p.name << (p.name == kDefaultPreset ? " (default)" : "") << ": " << p.description << "\n";
-    for (const PresetShape& s : p.shapes) out << "  " << to_string(s.shape) << "  " << s.layers << "\n";
+    for (const PresetShape& s : p.shapes)
+      out << "  " << to_string(s.shape) << "  " << s.layers << (s.after ? "  (after " + to_string(*s.after) + ")" : "")
+          << "\n";
   }
 }
 
 std::string job_name(const TuneJob& j) { return to_string(j); }
+
+// "; after 4096x14336 (tuned t64_...): 6.31 us there, the fastest alone tc_... 8.50": how the
+// finalists ranked right after the call before them, when that changed the pick or failed.
+std::string after_text(const AfterRanking& a, const std::string& winner) {
+  const std::string where = "; after " + to_string(a.after);
+  if (!a.error.empty()) return where + ": not ranked (" + a.error + "), the fastest alone kept";
+  const auto us = [&](const std::string& config) {
+    for (const auto& f : a.finalists)
+      if (f.config == config) return fixed("%.2f", f.after_us);
+    return std::string("?");
+  };
+  const std::string neighbour = " (" + std::string(a.after_tuned ? "tuned " : "default ") + a.after_config + ")";
+  if (winner == a.alone_winner) return where + neighbour + ": " + us(winner) + " us, the fastest there too";
+  return where + neighbour + ": " + us(winner) + " us there; the fastest alone, " + a.alone_winner + ", " +
+         us(a.alone_winner) + " us";
+}
 
 // What happened to one job, as one line for the person watching.
 std::string outcome_line(const JobOutcome& o) {
@@ -96,7 +115,8 @@ std::string outcome_line(const JobOutcome& o) {
       return job_name(o.job) + ": " + r.record.config + " " + fixed("%.2f", r.record.time_us) + " us, " +
              fixed("%.0f", r.record.gbps) + " GB/s (" + fixed("%.1f", r.record.pct_of_ceiling) +
              "% of ceiling); " + std::to_string(r.measured) + "/" + std::to_string(r.space_size) +
-             " measured in " + ProgressPrinter::format_seconds(r.seconds) + " on GPU " + std::to_string(o.device);
+             " measured in " + ProgressPrinter::format_seconds(r.seconds) + " on GPU " + std::to_string(o.device) +
+             (r.after ? after_text(*r.after, r.record.config) : "");
     }
   }
   return {};
@@ -163,12 +183,15 @@ int cmd_tune(const std::vector<std::string>& args) {
        "space; exhaustive: measure every config")
       ("db", po::value(&db), kDbHelp)
       ("force", "re-tune shapes already in the cache (otherwise they are skipped)")
+      ("alone", "rank a preset's finalists by their back-to-back time only; by default each is also timed right "
+                "after the call before it in the model's decode chain (--list-presets shows which), and the "
+                "fastest there wins")
       ("devices", po::value(&devices_text)->default_value("0"), "GPUs to spread the shapes over: 0,1 or all")
       ("json", "print the result as JSON on stdout (progress and messages go to stderr)");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
                     "gemvtune tune [--shape NxK]... [--shapes FILE] [--preset NAME]... [--batch 1,2,4] [--dtype bf16] "
-                    "[--weights int4g128] [--strategy model|exhaustive] [--db PATH] [--force] [--devices 0,1|all] [--json]\n"
+                    "[--weights int4g128] [--strategy model|exhaustive] [--db PATH] [--force] [--alone] [--devices 0,1|all] [--json]\n"
                     "With no --shape, --shapes or --preset: --preset " + std::string(kDefaultPreset) + "."))
     return kOk;
   if (vm.count("list-presets")) {
@@ -178,16 +201,21 @@ int cmd_tune(const std::vector<std::string>& args) {
 
   // Everything the user typed is checked before any GPU or file is touched.
   std::vector<Shape> shapes;
+  std::map<Shape, Shape> after;  // a preset shape's call before it (the first preset naming the shape)
   auto add_shape = [&](const Shape& s) {
     if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
+  };
+  auto add_preset = [&](const Preset& p) {
+    for (const PresetShape& s : p.shapes) {
+      add_shape(s.shape);
+      if (s.after && !vm.count("alone")) after.emplace(s.shape, *s.after);
+    }
   };
   for (const std::string& s : shape_texts) add_shape(parse_shape(s));
   if (vm.count("shapes"))
     for (const Shape& s : read_shape_file(shapes_file)) add_shape(s);
-  for (const std::string& name : preset_names)
-    for (const PresetShape& s : find_preset(name).shapes) add_shape(s.shape);
-  if (shape_texts.empty() && !vm.count("shapes") && preset_names.empty())
-    for (const PresetShape& s : find_preset(kDefaultPreset).shapes) add_shape(s.shape);
+  for (const std::string& name : preset_names) add_preset(find_preset(name));
+  if (shape_texts.empty() && !vm.count("shapes") && preset_names.empty()) add_preset(find_preset(kDefaultPreset));
   if (shapes.empty()) throw UsageError("no shapes to tune (the shape file '" + shapes_file + "' lists none)");
   const std::vector<DType> dtypes = parse_dtypes(dtype_texts.empty() ? std::vector<std::string>{"bf16"} : dtype_texts);
   TuneOptions options;
@@ -204,7 +232,8 @@ int cmd_tune(const std::vector<std::string>& args) {
     for (int m : batches)
       for (DType t : dtypes)
         for (const std::string& w : weights) {
-          const TuneJob job{s, t, m, parse_weights(w, t)};
+          TuneJob job{s, t, m, parse_weights(w, t)};
+          if (const auto a = after.find(s); a != after.end()) job.after = a->second;
           check_weights_fit("tune", to_string(job), job.weights, t, s);
           jobs.push_back(job);
         }

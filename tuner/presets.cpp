@@ -19,22 +19,41 @@ struct Dims {
 
 std::vector<PresetShape> decoder_shapes(const Dims& d) {
   const std::int64_t q = d.heads * d.head_dim, kv = d.kv_heads * d.head_dim;
-  std::vector<PresetShape> out = {
-      {{q, d.hidden}, "q_proj"},
-      {{kv, d.hidden}, "k_proj, v_proj"},
-      {{q + 2 * kv, d.hidden}, "qkv_proj (fused)"},
-      {{d.hidden, q}, "o_proj"},
-      {{d.intermediate, d.hidden}, "gate_proj, up_proj"},
-      {{2 * d.intermediate, d.hidden}, "gate_up_proj (fused)"},
-      {{d.hidden, d.intermediate}, "down_proj"},
-      {{d.vocab, d.hidden}, "lm_head"},
+  const Shape q_proj{q, d.hidden}, qkv{q + 2 * kv, d.hidden}, o_proj{d.hidden, q}, down{d.hidden, d.intermediate};
+  // The call before each in a decode step: the fused chain (qkv, o, gate_up, down, then the next
+  // layer's qkv; lm_head after the last down), and the unfused layers in their own order.
+  struct Layer {
+    PresetShape shape;
+    bool fused_chain;  // one of examples/decode_chain's GEMVs
   };
-  // Layers of one shape (q and o when heads * head_dim == hidden) are tuned once.
+  const std::vector<Layer> out = {
+      {{q_proj, "q_proj", down}, false},
+      {{{kv, d.hidden}, "k_proj, v_proj", q_proj}, false},
+      {{qkv, "qkv_proj (fused)", down}, true},
+      {{o_proj, "o_proj", qkv}, true},
+      {{{d.intermediate, d.hidden}, "gate_proj, up_proj", o_proj}, false},
+      {{{2 * d.intermediate, d.hidden}, "gate_up_proj (fused)", o_proj}, true},
+      {{down, "down_proj", Shape{2 * d.intermediate, d.hidden}}, true},
+      {{{d.vocab, d.hidden}, "lm_head", down}, true},
+  };
+  // Layers of one shape (q and o when heads * head_dim == hidden) are tuned once, after the call
+  // before the fused chain's layer where one of them is in it.
   std::vector<PresetShape> merged;
-  for (const PresetShape& s : out) {
+  std::vector<bool> chain;
+  for (const Layer& l : out) {
+    const PresetShape& s = l.shape;
     auto same = std::find_if(merged.begin(), merged.end(), [&](const PresetShape& m) { return m.shape == s.shape; });
-    if (same == merged.end()) merged.push_back(s);
-    else same->layers += ", " + s.layers;
+    if (same == merged.end()) {
+      merged.push_back(s);
+      chain.push_back(l.fused_chain);
+      continue;
+    }
+    same->layers += ", " + s.layers;
+    const std::size_t i = static_cast<std::size_t>(same - merged.begin());
+    if (l.fused_chain && !chain[i]) {
+      same->after = s.after;
+      chain[i] = true;
+    }
   }
   return merged;
 }
@@ -42,7 +61,11 @@ std::vector<PresetShape> decoder_shapes(const Dims& d) {
 // Shapes a server meets beyond the Llama presets, M = 1, valid for every dtype (K not a multiple
 // of 8 runs the aligned-body `_al` variants).
 std::vector<PresetShape> family_sweep_shapes() {
-  return {
+  struct Named {
+    Shape shape;
+    const char* layers;
+  };
+  const Named named[] = {
       // Qwen2.5-7B: hidden 3584, 28 heads and 4 KV heads of 128, MLP 18944.
       {{4608, 3584}, "Qwen2.5-7B qkv_proj (fused)"},
       {{512, 3584}, "Qwen2.5-7B k_proj, v_proj"},
@@ -76,6 +99,9 @@ std::vector<PresetShape> family_sweep_shapes() {
       {{11008, 4095}, "synthetic: Llama-2-7B gate with K = 7 (mod 8)"},
       {{128, 896}, "Qwen2.5-0.5B k_proj, v_proj (2 KV heads of 64)"},
   };
+  std::vector<PresetShape> out;
+  for (const Named& n : named) out.push_back(PresetShape{n.shape, n.layers, std::nullopt});  // not one decode step
+  return out;
 }
 }  // namespace
 

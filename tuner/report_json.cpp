@@ -50,6 +50,15 @@ Json outcome_json(const JobOutcome& o) {
     j["phases"] = Json{{"setup", r.phases.setup},         {"compile_wait", r.phases.compile_wait},
                        {"load", r.phases.load},           {"verify", r.phases.verify},
                        {"timing", r.phases.timing},       {"finalists", r.phases.finalists}};
+    if (r.after) {
+      Json finalists = Json::array();
+      for (const auto& f : r.after->finalists)
+        finalists.push_back(Json{{"config", f.config}, {"alone_us", f.alone_us}, {"after_us", f.after_us}});
+      j["after"] = Json{{"shape", to_string(r.after->after)},     {"config", r.after->after_config},
+                        {"tuned", r.after->after_tuned},           {"us", r.after->after_us},
+                        {"alone_winner", r.after->alone_winner},   {"finalists", std::move(finalists)},
+                        {"error", r.after->error.empty() ? Json(nullptr) : Json(r.after->error)}};
+    }
     j["record"] = record_json(r.record, true);
   } else if (o.status == JobStatus::skipped) {
     j["config"] = o.existing->config;
@@ -65,7 +74,11 @@ Json outcome_json(const JobOutcome& o) {
 
 Json preset_json(const Preset& p) {
   Json shapes = Json::array();
-  for (const PresetShape& s : p.shapes) shapes.push_back(Json{{"n", s.shape.n}, {"k", s.shape.k}, {"layers", s.layers}});
+  for (const PresetShape& s : p.shapes)
+    shapes.push_back(Json{{"n", s.shape.n},
+                          {"k", s.shape.k},
+                          {"layers", s.layers},
+                          {"after", s.after ? Json(to_string(*s.after)) : Json(nullptr)}});
   return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
 }
 

@@ -24,6 +24,43 @@ struct ModelGroup {
 };
 }  // namespace
 
+std::vector<std::size_t> tune_order(const std::vector<TuneJob>& jobs, std::vector<std::size_t> queue) {
+  const auto bytes = [&](std::size_t j) {
+    return jobs[j].shape.n * jobs[j].shape.k * static_cast<std::int64_t>(dtype_size(jobs[j].dtype));
+  };
+  std::stable_sort(queue.begin(), queue.end(), [&](std::size_t a, std::size_t b) { return bytes(a) > bytes(b); });
+  // Whether job b is the call before job a (same dtype, M and weights at a's `after` shape).
+  const auto before = [&](std::size_t b, std::size_t a) {
+    const TuneJob &x = jobs[a], &y = jobs[b];
+    return x.after && *x.after == y.shape && x.dtype == y.dtype && x.batch == y.batch && x.weights == y.weights;
+  };
+  // The queued job that runs before job a, if any.
+  const auto pending_before = [&](std::size_t a) {
+    return std::find_if(queue.begin(), queue.end(), [&](std::size_t b) { return b != a && before(b, a); });
+  };
+  std::vector<std::size_t> order;
+  while (!queue.empty()) {
+    // The largest job whose call before is not still queued.
+    auto next = std::find_if(queue.begin(), queue.end(), [&](std::size_t a) { return pending_before(a) == queue.end(); });
+    if (next == queue.end()) {
+      // Every job waits for another: following the calls before from the largest reaches a cycle
+      // (a decode step's chain); its largest job goes first, after its neighbour's model default.
+      std::vector<std::size_t> path;
+      for (auto at = queue.begin(); std::find(path.begin(), path.end(), *at) == path.end(); at = pending_before(*at))
+        path.push_back(*at);
+      const std::size_t start = *pending_before(path.back());  // where the path closed
+      const auto cycle = std::find(path.begin(), path.end(), start);
+      const auto largest = std::min_element(cycle, path.end(), [&](std::size_t a, std::size_t b) {
+        return std::find(queue.begin(), queue.end(), a) < std::find(queue.begin(), queue.end(), b);
+      });
+      next = std::find(queue.begin(), queue.end(), *largest);
+    }
+    order.push_back(*next);
+    queue.erase(next);
+  }
+  return order;
+}
+
 std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const std::vector<int>& devices,
                                         const std::string& cache_path, const TuneOptions& options,
                                         bool force, const TuneCallbacks& callbacks) {
@@ -64,13 +101,11 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
         }
       }
   }
-  // Largest weights first: a big shape (an lm_head) taken last would leave the other GPUs idle
-  // while one finishes it. Outcomes are reported in the caller's order regardless.
-  for (ModelGroup& g : groups)
-    std::stable_sort(g.queue.begin(), g.queue.end(), [&](std::size_t a, std::size_t b) {
-      auto bytes = [&](std::size_t j) { return jobs[j].shape.n * jobs[j].shape.k * static_cast<std::int64_t>(dtype_size(jobs[j].dtype)); };
-      return bytes(a) > bytes(b);
-    });
+  // Outcomes are reported in the caller's order whatever order the jobs run in.
+  for (ModelGroup& g : groups) {
+    const std::vector<std::size_t> order = tune_order(jobs, {g.queue.begin(), g.queue.end()});
+    g.queue.assign(order.begin(), order.end());
+  }
   if (callbacks.on_start) callbacks.on_start(to_tune, planned);
 
   const int compile_threads =

@@ -70,6 +70,9 @@ struct Tuner::Impl {
   // The last tune's problem, kept for the next one: a preset tunes each shape at M = 1, 2, 4,
   // 8, 16 in a row, and those share their weights (DeviceProblem::rebatch).
   std::optional<DeviceProblem> last_problem;
+  // The last ranking's neighbour (TuneJob::after), kept likewise: the next M of a preset shape
+  // runs after the same shape.
+  std::optional<DeviceProblem> neighbour_problem;
 
   Impl(const jit::Context& c, TuningCache& tc, int threads)
       : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
@@ -139,7 +142,11 @@ struct Tuner::Impl {
   std::optional<double> known_ceiling();
   StrategyResult search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress);
-  const CandidateResult& pick_winner(Session& s, const StrategyResult& found, std::size_t finalists);
+  const CandidateResult& pick_winner(Session& s, const StrategyResult& found, const TuneOptions& options,
+                                     const GpuModelParams& model, std::optional<AfterRanking>& after);
+  AfterRanking rank_after(Session& s, const std::vector<KernelConfig>& finalists, std::uint64_t seed,
+                          const GpuModelParams& model);
+  DeviceProblem& neighbour(const TuneJob& job, std::uint64_t seed);
 
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
   double retime(Session& s, const KernelConfig& c) {
@@ -252,24 +259,104 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
 }
 
 // Timing noise of a few percent can reorder close finalists: each is timed twice more and its
-// median of three decides. Updates the finalists' results; returns the winner's.
-const CandidateResult& Tuner::Impl::pick_winner(Session& s, const StrategyResult& found, std::size_t finalists) {
+// median of three decides. Updates the finalists' results; returns the winner's. With
+// TuneJob::after the finalists are then ranked right after that call (rank_after) and the
+// fastest there wins, unless the back-to-back winner is within 1% of it there too (noise).
+const CandidateResult& Tuner::Impl::pick_winner(Session& s, const StrategyResult& found, const TuneOptions& options,
+                                                const GpuModelParams& model, std::optional<AfterRanking>& after) {
   PhaseTimer timer(s.phases.finalists);
-  std::size_t winner = 0;
-  double winner_us = 0;
-  for (std::size_t i : top_passing(found.measured, std::max<std::size_t>(1, finalists))) {
+  std::vector<std::pair<double, KernelConfig>> ranked;  // (median, config)
+  for (std::size_t i : top_passing(found.measured, std::max<std::size_t>(1, options.finalists))) {
     const KernelConfig& c = found.measured[i].config;
     const double us = median({found.measured[i].time_us, retime(s, c), retime(s, c)});
     CandidateResult& r = s.results[s.index.at(to_string(c))];
     r.time_us = us;
     r.gbps = s.problem.bytes_per_call() / (us * 1e-6) / 1e9;
     r.pct_of_ceiling = 100.0 * r.gbps / s.ceiling_gbps;
-    if (winner_us == 0 || us < winner_us) {
-      winner = i;
-      winner_us = us;
+    ranked.emplace_back(us, c);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string winner = to_string(ranked.front().second);
+  if (s.job.after) {
+    std::vector<KernelConfig> finalists;
+    for (const auto& [us, c] : ranked) finalists.push_back(c);
+    after = rank_after(s, finalists, options.seed + 1, model);
+    if (after->error.empty()) {
+      const auto& f = after->finalists;
+      const auto best = std::min_element(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.after_us < b.after_us; });
+      if (f.front().after_us > best->after_us * 1.01) winner = best->config;
     }
   }
-  return s.results[s.index.at(to_string(found.measured[winner].config))];
+  return s.results[s.index.at(winner)];
+}
+
+// The neighbour problem of a job with `after`: the job's dtype, M and weights at that shape,
+// random data from `seed` (re-used from the last ranking where it holds the same weights).
+DeviceProblem& Tuner::Impl::neighbour(const TuneJob& job, std::uint64_t seed) {
+  const Shape& a = *job.after;
+  const std::int64_t rotate = rotation_bytes(ctx.info());
+  if (neighbour_problem && neighbour_problem->same_weights(job.dtype, a, a.k, seed, rotate, job.weights)) {
+    if (neighbour_problem->batch() != job.batch) neighbour_problem->rebatch(job.batch);
+  } else {
+    neighbour_problem.reset();  // its device memory goes before the new one's is allocated
+    neighbour_problem.emplace(job.dtype, a, a.k, seed, rotate, job.batch, 0, 0, job.weights);
+  }
+  return *neighbour_problem;
+}
+
+// Each finalist timed as a decode step runs it: a graph of [neighbour, finalist] pairs (weights
+// of both rotating past L2, as in time_calls), less the neighbour's own back-to-back time. The
+// neighbour runs the cache's config for its shape where there is one, else the model's default.
+// Its results are not checked: only its timing matters here, and its config is either a tuned
+// (checked) one or the default, which the GPU suites check. Errors other than a lost context
+// come back in `error`, and the tune keeps its back-to-back winner.
+AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>& finalists, std::uint64_t seed,
+                                     const GpuModelParams& model) {
+  const TuneJob& job = s.job;
+  AfterRanking a;
+  a.after = *job.after;
+  a.alone_winner = to_string(finalists.front());
+  try {
+    check_shape(a.after);
+    TuneJob before = job;
+    before.shape = a.after;
+    before.after.reset();
+    std::optional<KernelConfig> nc;
+    if (const auto stored = cache.find(key_of(ctx.info().id, before))) {
+      nc = parse_config(stored->config);
+      a.after_tuned = true;
+    } else {
+      nc = default_config(job.dtype, a.after, model, job.batch, job.weights);
+    }
+    a.after_config = to_string(*nc);
+    DeviceProblem& np = neighbour(job, seed);
+    pool.request(*nc, job.dtype, ctx.info().arch, job.weights).get();
+    const auto nk = kernels.get(*nc, job.dtype, job.weights);
+    np.workspace().reserve(*nc, a.after);
+    const LaunchFn before_call = [&np, nk, c = *nc](int copy, CUstream st) {
+      jit::launch_gemv(*nk, c, np.operands(copy % np.copies()), np.workspace(), st);
+    };
+    a.after_us = time_calls(before_call, np, stream, LaunchMode::graph).us_per_call;
+    for (const KernelConfig& c : finalists) {
+      const LaunchFn own = launcher(s, kernels.get(c, job.dtype, job.weights), c);
+      const LaunchFn pair = [&](int copy, CUstream st) {
+        before_call(copy, st);
+        own(copy, st);
+      };
+      AfterRanking::Finalist f;
+      f.config = to_string(c);
+      f.alone_us = s.results[s.index.at(f.config)].time_us;
+      f.after_us = time_calls(pair, s.problem, stream, LaunchMode::graph).us_per_call - a.after_us;
+      a.finalists.push_back(std::move(f));
+    }
+  } catch (const CudaError& e) {
+    throw_if_context_lost("the ranking after " + to_string(a.after), e, ctx.ordinal());
+    a.error = e.what();
+  } catch (const std::exception& e) {
+    a.error = e.what();
+  }
+  if (!a.error.empty()) a.finalists.clear();
+  return a;
 }
 
 ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
@@ -322,9 +409,9 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   }
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);
-  const CandidateResult& best = m.pick_winner(s, found, options.finalists);
-
   ShapeResult out;
+  const CandidateResult& best = m.pick_winner(s, found, options, model, out.after);
+
   TuneRecord& rec = out.record;
   rec.key = key_of(info.id, job);
   rec.config = best.config;

@@ -2,6 +2,7 @@
 // LLM configs) and shape files (one NxK per line).
 #pragma once
 #include <istream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,12 @@ namespace gemvtune {
 struct PresetShape {
   Shape shape;
   std::string layers;  // "q_proj, o_proj"
+  // The GEMV just before this shape's in one decode step of the model's chain of GEMVs (fused
+  // qkv, o, fused gate_up, down per layer, then lm_head, as examples/decode_chain runs them; k/v
+  // after q and gate/up after o for the unfused layers): tune ranks its finalists right after a
+  // call of it (TuneJob::after). Norms and attention, which sit between in a server, are not in
+  // the chain. Absent for shapes outside a decode step (the families preset).
+  std::optional<Shape> after;
 };
 
 struct Preset {

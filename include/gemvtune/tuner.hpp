@@ -41,11 +41,22 @@ double spearman_rank_correlation(const std::vector<double>& a, const std::vector
 // ---- tuning one GPU -------------------------------------------------------------------------
 
 // One problem to tune: batch rows M (1..kMaxBatch), shape, activation dtype, weight format.
+// after: the GEMV that runs just before this one in a decode step (a preset's decode chain,
+// PresetShape::after). When set, the finalists are also timed right after a call of that shape
+// (same dtype, M and weights) and the fastest there wins: under PDL a kernel overlaps the one
+// before it, and configs that tie back to back can differ by 20% there (docs/tuning.md, "The
+// call before"). Not part of the cache key; the stored times stay back-to-back times.
 struct TuneJob {
+  TuneJob() = default;
+  TuneJob(const Shape& s, DType t = DType::bf16, int m = 1, WeightFormat w = WeightFormat::dense,
+          std::optional<Shape> before = std::nullopt)
+      : shape(s), dtype(t), batch(m), weights(w), after(before) {}
+
   Shape shape;
   DType dtype = DType::bf16;
   int batch = 1;
   WeightFormat weights = WeightFormat::dense;
+  std::optional<Shape> after;
 };
 // "16x4096x4096 bf16" at M > 1, "4096x4096 bf16" at M = 1, then the weight format unless
 // dense ("4096x4096 bf16 int4g128"): the one text form in logs and the CLI.
@@ -69,7 +80,7 @@ struct TuneProgress {
 
 struct TuneOptions {
   Strategy strategy = Strategy::model;
-  std::size_t finalists = 3;  // the fastest few are timed twice more; the best median wins
+  std::size_t finalists = 3;  // the fastest few are timed twice more; the best median wins (TuneJob::after: ranked after that call)
   std::uint64_t seed = 12345; // random weights and x
   int compile_threads = 0;    // CPU threads compiling a batch; 0: one per core (split by devices)
 };
@@ -85,8 +96,26 @@ struct TunePhases {
   double finalists = 0;     // the finalists timed twice more
 };
 
+// How the finalists of a job with TuneJob::after ranked right after a call of that shape: each
+// timed in a graph of [neighbour, finalist] pairs, less the neighbour's own back-to-back time.
+struct AfterRanking {
+  Shape after;
+  std::string after_config;  // the neighbour's config: its cache entry (same GPU, dtype, M, weights) ...
+  bool after_tuned = false;  // ... when it has one, else the model's default
+  double after_us = 0;       // the neighbour's own back-to-back time
+  struct Finalist {
+    std::string config;
+    double alone_us = 0;  // median of three back-to-back timings (as stored)
+    double after_us = 0;  // right after the neighbour
+  };
+  std::vector<Finalist> finalists;  // fastest alone first
+  std::string alone_winner;         // what back-to-back timing alone would have picked
+  std::string error;                // non-empty: the ranking failed (the alone winner was kept)
+};
+
 struct ShapeResult {
   TuneRecord record;                // as stored: winner and every candidate measured
+  std::optional<AfterRanking> after;  // jobs with TuneJob::after
   int device = 0;                   // ordinal it ran on
   std::size_t space_size = 0;       // configs that can run this shape
   std::size_t measured = 0;         // distinct configs measured
@@ -152,6 +181,15 @@ struct TuneCallbacks {
   std::function<void(std::size_t jobs, std::size_t planned)> on_start;
   std::function<void(const TuneProgress&)> on_progress;
 };
+
+// The order tune_on_devices takes the jobs of `queue` (indices into jobs) in: the largest
+// weights first, so that a big shape (an lm_head) taken last does not leave the other GPUs idle
+// while one finishes it; but a job with `after` waits for the queued job of that shape (same
+// dtype, M and weights), so that it ranks after the neighbour's tuned config. When every queued
+// job waits for another (a decode step is a cycle: qkv after down after gate_up after o after
+// qkv), the largest job of the cycle reached from the largest queued job goes first, ranked
+// after its neighbour's model default.
+std::vector<std::size_t> tune_order(const std::vector<TuneJob>& jobs, std::vector<std::size_t> queue);
 
 // Tunes every job on the given GPU ordinals: one worker thread per GPU, each with its own
 // context, Tuner and connection to the cache file at cache_path. GPUs of one model share the

@@ -38,6 +38,58 @@ TEST(Presets, Llama31_8B) {
   EXPECT_EQ(p.shapes[0].layers, "q_proj, o_proj");
 }
 
+// Each decoder preset shape names the GEMV before it in one decode step, a shape of the same
+// preset: the fused chain qkv -> o -> gate_up -> down -> (next layer's) qkv, lm_head after down;
+// unfused k/v after q and gate/up after o. tune ranks finalists right after it (TuneJob::after).
+TEST(Presets, DecoderShapesNameTheCallBeforeThemInADecodeStep) {
+  const Preset& p = find_preset("llama-3.1-8b");
+  std::vector<std::string> after;
+  for (const PresetShape& s : p.shapes) after.push_back(s.after ? to_string(*s.after) : "-");
+  // q_proj and o_proj share 4096x4096: o_proj's place in the fused chain (after qkv) wins.
+  EXPECT_EQ(after, (std::vector<std::string>{"6144x4096", "4096x4096", "4096x14336", "4096x4096", "4096x4096",
+                                              "28672x4096", "4096x14336"}));
+  for (const char* name : {"llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b"}) {
+    const Preset& q = find_preset(name);
+    for (const PresetShape& s : q.shapes) {
+      ASSERT_TRUE(s.after) << name << " " << to_string(s.shape);
+      EXPECT_TRUE(std::any_of(q.shapes.begin(), q.shapes.end(), [&](const PresetShape& o) { return o.shape == *s.after; }))
+          << name << ": " << to_string(s.shape) << " runs after " << to_string(*s.after) << ", not a shape of the preset";
+    }
+  }
+  for (const PresetShape& s : find_preset("families").shapes) EXPECT_FALSE(s.after) << to_string(s.shape);
+}
+
+// tune_order: the largest free job first, a job after the job of the call before it, except where a
+// decode step's cycle has to start somewhere (the largest of the cycle, once per M).
+TEST(Presets, TuneOrderPutsEachJobAfterTheCallBeforeIt) {
+  const Preset& p = find_preset("llama-3.1-8b");
+  std::vector<TuneJob> jobs;
+  for (const PresetShape& s : p.shapes)
+    for (int m : {1, 8}) jobs.push_back(TuneJob{s.shape, DType::bf16, m, WeightFormat::dense, s.after});
+  jobs.push_back(TuneJob{Shape{4096, 4096}, DType::f16});  // no `after`: only its size places it
+  std::vector<std::size_t> all(jobs.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<std::size_t> order = tune_order(jobs, all);
+  ASSERT_EQ(order.size(), jobs.size());
+  EXPECT_TRUE(std::is_permutation(order.begin(), order.end(), all.begin()));
+  std::vector<std::string> seq;
+  for (std::size_t j : order) seq.push_back(to_string(jobs[j]));
+  // The job without `after` is free from the start; then every job waits for another, and the
+  // decode step's 4-cycle starts at its largest (28672x4096), once per M; the rest follow
+  // their neighbours, the largest free one first.
+  EXPECT_EQ(seq, (std::vector<std::string>{
+                     "4096x4096 fp16", "28672x4096 bf16", "4096x14336 bf16", "128256x4096 bf16",
+                     "6144x4096 bf16", "4096x4096 bf16", "14336x4096 bf16", "1024x4096 bf16",
+                     "8x28672x4096 bf16", "8x4096x14336 bf16", "8x128256x4096 bf16", "8x6144x4096 bf16",
+                     "8x4096x4096 bf16", "8x14336x4096 bf16", "8x1024x4096 bf16"}));
+  // Without `after` the order is the size order.
+  for (TuneJob& j : jobs) j.after.reset();
+  const std::vector<std::size_t> plain = tune_order(jobs, all);
+  for (std::size_t i = 1; i < plain.size(); ++i)
+    EXPECT_GE(jobs[plain[i - 1]].shape.n * jobs[plain[i - 1]].shape.k * dtype_size(jobs[plain[i - 1]].dtype),
+              jobs[plain[i]].shape.n * jobs[plain[i]].shape.k * dtype_size(jobs[plain[i]].dtype));
+}
+
 TEST(Presets, Llama31_70B) {
   EXPECT_EQ(shape_texts(find_preset("llama-3.1-70b")),
             (std::vector<std::string>{"8192x8192", "1024x8192", "10240x8192", "28672x8192", "57344x8192",

@@ -2,10 +2,12 @@
 // cache, query it back, re-run to see it skipped, and measure the read ceiling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "cache/cache_test_util.hpp"
 #include "gemvtune/generator.hpp"
+#include "gemvtune/model.hpp"
 #include "gemvtune/search_space.hpp"
 #include "gemvtune/tuner.hpp"
 #include "gpu_test_support.hpp"
@@ -141,4 +143,58 @@ TEST(TunerGpu, FirstTuneIntoANewCacheMeasuresAndUsesTheCeiling) {
   EXPECT_LE(result.measured, model_budget(search_space_for(DType::bf16, Shape{256, 2048}).size(),
                                           strategy_options_for(search_space_for(DType::bf16, Shape{256, 2048}).size(),
                                                                256.0 * 2048 * 2)));
+}
+
+// TuneJob::after: the finalists are timed right after a call of that shape, the winner is the
+// fastest there (or the back-to-back winner within 1% of it), and the stored record keeps the
+// back-to-back times. A neighbour that cannot be built leaves the back-to-back winner, with the
+// reason.
+TEST(TunerGpu, AfterRanksTheFinalistsRightAfterTheCallBeforeThem) {
+  GEMVTUNE_REQUIRE_GPU();
+  cache_test::TempDir dir;
+  jit::Context ctx(0);
+  TuningCache cache(dir.file("after.sqlite"), CacheMode::read_write);
+  Tuner tuner(ctx, cache);
+  const ShapeResult r = tuner.tune(TuneJob{{1024, 4096}, DType::bf16, 1, WeightFormat::dense, Shape{4096, 4096}}, TuneOptions{});
+  ASSERT_TRUE(r.after);
+  const AfterRanking& a = *r.after;
+  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(a.after, (Shape{4096, 4096}));
+  EXPECT_FALSE(a.after_tuned);  // 4096x4096 is not in this cache: the model's default ran before
+  GpuModelParams model;
+  model.sm_count = ctx.info().id.sm_count;
+  model.read_ceiling_gbps = tuner.ceiling_gbps();
+  EXPECT_EQ(a.after_config, to_string(default_config(DType::bf16, Shape{4096, 4096}, model)));
+  EXPECT_GT(a.after_us, 1.0);
+  ASSERT_EQ(a.finalists.size(), TuneOptions{}.finalists);
+  const auto& f = a.finalists;
+  EXPECT_EQ(a.alone_winner, f.front().config);
+  const auto fastest_after = std::min_element(f.begin(), f.end(), [](const auto& x, const auto& y) { return x.after_us < y.after_us; });
+  for (const auto& x : f) {
+    EXPECT_GE(x.alone_us, f.front().alone_us) << x.config;  // fastest alone first
+    EXPECT_GT(x.after_us, 0.0) << x.config;
+    // The stored candidate time is the back-to-back median, not the time after the neighbour.
+    const auto c = std::find_if(r.record.candidates.begin(), r.record.candidates.end(),
+                                [&](const CandidateResult& cr) { return cr.config == x.config; });
+    ASSERT_NE(c, r.record.candidates.end()) << x.config;
+    EXPECT_DOUBLE_EQ(c->time_us, x.alone_us) << x.config;
+  }
+  if (f.front().after_us > fastest_after->after_us * 1.01)
+    EXPECT_EQ(r.record.config, fastest_after->config);
+  else
+    EXPECT_EQ(r.record.config, a.alone_winner);
+
+  // The same job after 4096x4096 tuned: the neighbour is now the cache's entry.
+  const ShapeResult before = tuner.tune(TuneJob{{4096, 4096}, DType::bf16}, TuneOptions{});
+  const ShapeResult again = tuner.tune(TuneJob{{1024, 4096}, DType::bf16, 1, WeightFormat::dense, Shape{4096, 4096}}, TuneOptions{});
+  ASSERT_TRUE(again.after);
+  EXPECT_TRUE(again.after->after_tuned);
+  EXPECT_EQ(again.after->after_config, before.record.config);
+
+  // A neighbour shape no kernel can run: the back-to-back winner, and why.
+  const ShapeResult bad = tuner.tune(TuneJob{{1024, 4096}, DType::bf16, 1, WeightFormat::dense, Shape{0, 4096}}, TuneOptions{});
+  ASSERT_TRUE(bad.after);
+  EXPECT_NE(bad.after->error.find("0x4096"), std::string::npos) << bad.after->error;
+  EXPECT_TRUE(bad.after->finalists.empty());
+  EXPECT_EQ(bad.record.config, bad.after->alone_winner);
 }
