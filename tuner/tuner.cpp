@@ -70,9 +70,11 @@ struct Tuner::Impl {
   // The last tune's problem, kept for the next one: a preset tunes each shape at M = 1, 2, 4,
   // 8, 16 in a row, and those share their weights (DeviceProblem::rebatch).
   std::optional<DeviceProblem> last_problem;
-  // The last ranking's neighbour (TuneJob::after), kept likewise: the next M of a preset shape
-  // runs after the same shape.
-  std::optional<DeviceProblem> neighbour_problem;
+  // The neighbours of the last rankings (TuneJob::after), the most recent last, kept likewise:
+  // a preset's decode step has four (o, gate_up, down, qkv) and each M runs after them again.
+  // Drawing one anew took up to 0.4 s of a job (the H200 machine, 28672x4096 bf16).
+  std::vector<DeviceProblem> neighbour_problems;
+  static constexpr std::size_t kKeptNeighbours = 4;
 
   Impl(const jit::Context& c, TuningCache& tc, int threads)
       : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
@@ -291,17 +293,22 @@ const CandidateResult& Tuner::Impl::pick_winner(Session& s, const StrategyResult
 }
 
 // The neighbour problem of a job with `after`: the job's dtype, M and weights at that shape,
-// random data from `seed` (re-used from the last ranking where it holds the same weights).
+// random data from `seed` (one of the last rankings' where it holds the same weights).
 DeviceProblem& Tuner::Impl::neighbour(const TuneJob& job, std::uint64_t seed) {
   const Shape& a = *job.after;
   const std::int64_t rotate = rotation_bytes(ctx.info());
-  if (neighbour_problem && neighbour_problem->same_weights(job.dtype, a, a.k, seed, rotate, job.weights)) {
-    if (neighbour_problem->batch() != job.batch) neighbour_problem->rebatch(job.batch);
+  auto& kept = neighbour_problems;
+  auto found = std::find_if(kept.begin(), kept.end(), [&](const DeviceProblem& p) {
+    return p.same_weights(job.dtype, a, a.k, seed, rotate, job.weights);
+  });
+  if (found != kept.end()) {
+    std::rotate(found, found + 1, kept.end());  // now the most recent
   } else {
-    neighbour_problem.reset();  // its device memory goes before the new one's is allocated
-    neighbour_problem.emplace(job.dtype, a, a.k, seed, rotate, job.batch, 0, 0, job.weights);
+    if (kept.size() >= kKeptNeighbours) kept.erase(kept.begin());  // freed before the new one is allocated
+    kept.emplace_back(job.dtype, a, a.k, seed, rotate, job.batch, 0, 0, job.weights);
   }
-  return *neighbour_problem;
+  if (kept.back().batch() != job.batch) kept.back().rebatch(job.batch);
+  return kept.back();
 }
 
 // Each finalist timed as a decode step runs it: a graph of [neighbour, finalist] pairs (weights

@@ -180,7 +180,9 @@ GEMVTUNE_API gemvtune_status gemvtune_query(const char* db, const gemvtune_probl
 GEMVTUNE_API gemvtune_status gemvtune_peak(const char* db, int device, char** json_out);
 
 /* The model presets `tune --preset` knows: [{"name", "description", "shapes":
- * [{"n", "k", "layers"}]}]. */
+ * [{"n", "k", "layers", "after"}]}]; "after" is the shape ("NxK") of the GEMV just before
+ * this one in a decode step, which `gemvtune tune` ranks finalists after (null outside one).
+ * gemvtune_tune tunes problems alone. */
 GEMVTUNE_API gemvtune_status gemvtune_presets(char** json_out);
 
 /* One preset by name, as an element of gemvtune_presets; unknown names are

@@ -65,7 +65,7 @@ TEST_F(Cli, TopLevelHelpListsTheNewCommands) {
 TEST_F(Cli, EveryCommandHasHelp) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> options = {
       {"tune", {"--shape", "--shapes", "--preset", "--list-presets", "--dtype", "--strategy", "--db", "--force",
-                "--devices", "--json"}},
+                "--alone", "--devices", "--json"}},
       {"query", {"--shape", "--dtype", "--weights", "int4g128", "--db", "--device", "--gpu", "--json"}},
       {"list", {"--db", "--json"}},
       {"export", {"--db", "--out"}},
@@ -116,7 +116,8 @@ TEST_F(Cli, TuneListsPresets) {
   const CliResult r = run({"tune", "--list-presets"});
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(contains(r.out, "llama-3.1-8b (default)"));
-  EXPECT_TRUE(contains(r.out, "128256x4096  lm_head"));
+  EXPECT_TRUE(contains(r.out, "128256x4096  lm_head  (after 4096x14336)"));  // the call before it in a decode step
+  EXPECT_TRUE(contains(r.out, "6144x4096  qkv_proj (fused)  (after 4096x14336)"));
   EXPECT_TRUE(contains(r.out, "llama-3.1-70b"));
   EXPECT_TRUE(contains(r.out, "qwen2.5-7b"));
 }
