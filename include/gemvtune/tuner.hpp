@@ -184,11 +184,12 @@ struct TuneCallbacks {
 
 // The order tune_on_devices takes the jobs of `queue` (indices into jobs) in: the largest
 // weights first, so that a big shape (an lm_head) taken last does not leave the other GPUs idle
-// while one finishes it; but a job with `after` waits for the queued job of that shape (same
-// dtype, M and weights), so that it ranks after the neighbour's tuned config. When every queued
-// job waits for another (a decode step is a cycle: qkv after down after gate_up after o after
-// qkv), the largest job of the cycle reached from the largest queued job goes first, ranked
-// after its neighbour's model default.
+// while one finishes it; but a job with `after` waits for the queued jobs of that shape (same
+// dtype and weights, any M: a shape's M stay together and share one problem's weights), so
+// that it ranks after the neighbour's tuned config. When every queued job waits for another (a
+// decode step is a cycle: qkv after down after gate_up after o after qkv), the largest job of
+// the cycle reached from the largest queued job goes first, ranked after its neighbour's model
+// default.
 std::vector<std::size_t> tune_order(const std::vector<TuneJob>& jobs, std::vector<std::size_t> queue);
 
 // Tunes every job on the given GPU ordinals: one worker thread per GPU, each with its own

@@ -60,7 +60,7 @@ TEST(Presets, DecoderShapesNameTheCallBeforeThemInADecodeStep) {
 }
 
 // tune_order: the largest free job first, a job after the job of the call before it, except where a
-// decode step's cycle has to start somewhere (the largest of the cycle, once per M).
+// decode step's cycle has to start somewhere (the largest shape of the cycle).
 TEST(Presets, TuneOrderPutsEachJobAfterTheCallBeforeIt) {
   const Preset& p = find_preset("llama-3.1-8b");
   std::vector<TuneJob> jobs;
@@ -75,13 +75,14 @@ TEST(Presets, TuneOrderPutsEachJobAfterTheCallBeforeIt) {
   std::vector<std::string> seq;
   for (std::size_t j : order) seq.push_back(to_string(jobs[j]));
   // The job without `after` is free from the start; then every job waits for another, and the
-  // decode step's 4-cycle starts at its largest (28672x4096), once per M; the rest follow
-  // their neighbours, the largest free one first.
+  // decode step's 4-cycle starts at its largest shape (28672x4096); the rest follow their
+  // neighbours, the largest free one first, and a shape's M stay together (one problem,
+  // re-batched).
   EXPECT_EQ(seq, (std::vector<std::string>{
-                     "4096x4096 fp16", "28672x4096 bf16", "4096x14336 bf16", "128256x4096 bf16",
-                     "6144x4096 bf16", "4096x4096 bf16", "14336x4096 bf16", "1024x4096 bf16",
-                     "8x28672x4096 bf16", "8x4096x14336 bf16", "8x128256x4096 bf16", "8x6144x4096 bf16",
-                     "8x4096x4096 bf16", "8x14336x4096 bf16", "8x1024x4096 bf16"}));
+                     "4096x4096 fp16", "28672x4096 bf16", "8x28672x4096 bf16", "4096x14336 bf16",
+                     "8x4096x14336 bf16", "128256x4096 bf16", "8x128256x4096 bf16", "6144x4096 bf16",
+                     "8x6144x4096 bf16", "4096x4096 bf16", "8x4096x4096 bf16", "14336x4096 bf16",
+                     "8x14336x4096 bf16", "1024x4096 bf16", "8x1024x4096 bf16"}));
   // Without `after` the order is the size order.
   for (TuneJob& j : jobs) j.after.reset();
   const std::vector<std::size_t> plain = tune_order(jobs, all);
