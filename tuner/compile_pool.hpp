@@ -29,6 +29,10 @@ class CompilePool {
   // The compile of c's kernel (split_k ignored) for arch, queued (first in, first out) unless
   // already requested. The future rethrows CompileError for a failed compile.
   Future request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w = WeightFormat::dense);
+  // The same, compiled only by a thread that finds nothing requested: a kernel the tuner will
+  // want soon (the next job's first round), compiled while the GPU times the current job's
+  // kernels instead of after. A later request() of it moves it to the back of the first queue.
+  void request_when_idle(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w = WeightFormat::dense);
 
  private:
   struct Task {
@@ -44,7 +48,13 @@ class CompilePool {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  // Under mutex_: future of c's compile; returns a new task (in no queue yet), the requested
+  // one while it waits in idle_queue_, or nullptr (requested, in queue_, compiling or done).
+  std::shared_ptr<Task> make_task(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w,
+                                  Future& future);
+
   std::deque<std::shared_ptr<Task>> queue_;
+  std::deque<std::shared_ptr<Task>> idle_queue_;  // request_when_idle, taken when queue_ is empty
   std::map<std::string, Future> requested_;
   std::vector<std::thread> threads_;
 };

@@ -138,13 +138,7 @@ jit::GemvOperands DeviceProblem::operands(int copy) const {
   return op;
 }
 
-double DeviceProblem::bytes_per_call() const {
-  const double e = static_cast<double>(dtype_size(dtype_));
-  const Shape& s = inputs_.shape;
-  const double w = is_quantized(weights_) ? static_cast<double>(weight_bytes(weights_, dtype_, s.n, s.k).total())
-                                          : e * static_cast<double>(s.n) * s.k;
-  return w + e * static_cast<double>(inputs_.m) * (s.k + s.n);
-}
+double DeviceProblem::bytes_per_call() const { return problem_bytes(dtype_, inputs_.shape, inputs_.m, weights_); }
 
 void DeviceProblem::poison_y() { y_.fill_bytes(0xff); }  // 0xffff.. is NaN in every dtype
 
@@ -227,24 +221,40 @@ Comparison verify_calls(const LaunchFn& launch, DeviceProblem& p, const jit::Str
   return compare_output(p.read_y(), p.reference());
 }
 
-std::vector<KernelConfig> runnable_space(const DeviceProblem& problem) {
-  const jit::GemvOperands op0 = problem.operands(0);
-  const DType t = problem.dtype();
+namespace {
+// runnable_space's rule for operands at these addresses and strides.
+std::vector<KernelConfig> runnable(DType t, const Shape& s, int m, WeightFormat weights, std::uintptr_t w,
+                                   std::int64_t ld, std::uintptr_t x, std::int64_t ldx) {
   std::vector<KernelConfig> space;
-  for (KernelConfig c : search_space_for(t, problem.shape(), problem.batch(), problem.weights())) {
-    if (is_quantized(problem.weights())) {  // the constructor padded ld and ldx for 16-byte loads
+  for (KernelConfig c : search_space_for(t, s, m, weights)) {
+    if (is_quantized(weights)) {  // DeviceProblem pads ld and ldx for 16-byte loads
       space.push_back(c);
       continue;
     }
-    if (why_misaligned(c, t, op0.w, op0.ld, op0.x, op0.ldx))
-      c.vec_bytes = widest_aligned_vec_bytes(c, t, op0.w, op0.ld, op0.x, op0.ldx);
-    if (!why_invalid_for(c, t, problem.shape(), problem.batch()) && std::find(space.begin(), space.end(), c) == space.end())
-      space.push_back(c);
+    if (why_misaligned(c, t, w, ld, x, ldx)) c.vec_bytes = widest_aligned_vec_bytes(c, t, w, ld, x, ldx);
+    if (!why_invalid_for(c, t, s, m) && std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
   }
   if (space.empty())
-    throw Error("no config of the search space can run " + to_string(problem.shape(), problem.batch()) + " " +
-                std::string(to_string(t)));
+    throw Error("no config of the search space can run " + to_string(s, m) + " " + std::string(to_string(t)));
   return space;
+}
+}  // namespace
+
+std::vector<KernelConfig> runnable_space(const DeviceProblem& problem) {
+  const jit::GemvOperands op0 = problem.operands(0);
+  return runnable(problem.dtype(), problem.shape(), problem.batch(), problem.weights(), op0.w, op0.ld, op0.x, op0.ldx);
+}
+
+std::vector<KernelConfig> runnable_space(DType t, const Shape& s, int m, WeightFormat weights) {
+  constexpr std::uintptr_t kFreshAllocation = 256;  // cudaMalloc's alignment, at least
+  return runnable(t, s, m, weights, kFreshAllocation, s.k, kFreshAllocation, s.k);
+}
+
+double problem_bytes(DType t, const Shape& s, int m, WeightFormat weights) {
+  const double e = static_cast<double>(dtype_size(t));
+  const double w = is_quantized(weights) ? static_cast<double>(weight_bytes(weights, t, s.n, s.k).total())
+                                         : e * static_cast<double>(s.n) * s.k;
+  return w + e * static_cast<double>(m) * (s.k + s.n);
 }
 
 }  // namespace gemvtune

@@ -113,6 +113,11 @@ class DeviceProblem {
 // ldx do not allow runs with the widest width they do (as `run` and the runtime do), and
 // configs that thereby coincide are listed once. Throws Error when nothing can run.
 std::vector<KernelConfig> runnable_space(const DeviceProblem& problem);
+// The same for the problem DeviceProblem(t, s, s.k, ..., m, 0, 0, weights) would make (fresh
+// allocations, rows of K elements), without making it.
+std::vector<KernelConfig> runnable_space(DType t, const Shape& s, int m, WeightFormat weights);
+// DeviceProblem::bytes_per_call of such a problem: W once (with its scales and zeros), X, Y.
+double problem_bytes(DType t, const Shape& s, int m, WeightFormat weights);
 
 // Median time of one call over `replays` timed runs, after a warm-up run. A run is
 // calls_per_run(p.timing(), ...) launches back to back, rotating over the copies: replays of a

@@ -75,6 +75,18 @@ struct Tuner::Impl {
   // Drawing one anew took up to 0.4 s of a job (the H200 machine, 28672x4096 bf16).
   std::vector<DeviceProblem> neighbour_problems;
   static constexpr std::size_t kKeptNeighbours = 4;
+  // compile_ahead's kernels, handed to the pool's idle queue once the next tune has queued its
+  // own first batch (queued before it, they would hold threads that batch then waits for).
+  struct Ahead {
+    KernelConfig config;
+    DType dtype;
+    WeightFormat weights;
+  };
+  std::vector<Ahead> ahead;
+  void queue_ahead() {
+    for (const Ahead& a : ahead) pool.request_when_idle(a.config, a.dtype, ctx.info().arch, a.weights);
+    ahead.clear();
+  }
 
   Impl(const jit::Context& c, TuningCache& tc, int threads)
       : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
@@ -240,6 +252,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
     // tune time (docs/tuning.md, "Tune time").
     for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, s.job.weights);
+    queue_ahead();  // the next job's first round, for threads this batch leaves idle
     progress.planned = progress.measured + batch.size();
     std::vector<Measured> out;
     for (const KernelConfig& c : batch) {
@@ -364,6 +377,24 @@ AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>
   }
   if (!a.error.empty()) a.finalists.clear();
   return a;
+}
+
+void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
+  if (options.strategy != Strategy::model) return;
+  Impl& m = *impl_;
+  try {
+    GpuModelParams model;
+    model.sm_count = m.ctx.info().id.sm_count;
+    if (const auto ceiling = m.known_ceiling()) model.read_ceiling_gbps = *ceiling;
+    const double bytes = problem_bytes(job.dtype, job.shape, job.batch, job.weights);
+    const std::vector<KernelConfig> ranked = rank_by_model(
+        worth_compiling(runnable_space(job.dtype, job.shape, job.batch, job.weights), job.dtype, job.shape, bytes, model),
+        job.dtype, job.shape, model, job.weights);
+    const StrategyOptions first = strategy_options_for(ranked.size(), bytes, is_quantized(job.weights));
+    for (const KernelConfig& c : model_first_round(ranked, first)) m.ahead.push_back({c, job.dtype, job.weights});
+  } catch (const std::exception&) {
+    // tune() meets the same problem and reports it.
+  }
 }
 
 ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,

@@ -1,6 +1,6 @@
 // CompilePool without a GPU (NVRTC only): kernels come back compiled, one compile per kernel
 // however often it is asked for, failures reach the caller, and a pool with work still queued
-// shuts down without hanging. Also the read-ceiling kernels compile.
+// shuts down without hanging; idle requests too. Also the read-ceiling kernels compile.
 #include <gtest/gtest.h>
 
 
@@ -61,6 +61,32 @@ TEST(CompilePool, ShutsDownWithWorkQueued) {
     }
   }
   EXPECT_GT(cancelled, 0);
+}
+
+// request_when_idle: compiled when no request() waits; a request() of it later gets the same
+// compile (promoted, not compiled twice), and a pool with such work queued shuts down.
+TEST(CompilePool, IdleRequestsCompileAndArePromotedWhenAskedFor) {
+  const KernelConfig a = parse_config("t64_r2_kw2_v16_u2_sk1_cs");
+  const KernelConfig b = parse_config("t64_r4_kw1_v16_u1_sk2_cs");
+  {
+    CompilePool pool(1);
+    pool.request_when_idle(a, DType::f16, "sm_90");
+    pool.request_when_idle(b, DType::f16, "sm_90");
+    pool.request_when_idle(a, DType::f16, "sm_90");  // once only
+    auto fb = pool.request(b, DType::f16, "sm_90");
+    auto fa = pool.request(a, DType::f16, "sm_90");
+    EXPECT_EQ(fa.get()->name, kernel_name(a, DType::f16));
+    EXPECT_EQ(fb.get()->name, kernel_name(b, DType::f16));
+    EXPECT_EQ(pool.request(a, DType::f16, "sm_90").get().get(), fa.get().get());
+  }
+  {
+    CompilePool pool(1);
+    for (int unroll : {1, 2, 4, 8}) {
+      KernelConfig c;
+      c.unroll = unroll;
+      pool.request_when_idle(c, DType::f32, "sm_80");
+    }
+  }  // must not wait for the four compiles, nor hang
 }
 
 // The read-ceiling kernels are compiled at run time too: check they build and keep every entry
