@@ -3,6 +3,7 @@
 // commands (tune, query, ...) are in c_api_offline.cpp.
 #include "gemvtune/gemvtune.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -65,7 +66,8 @@ gemvtune_status status_of_current_exception() {
 }
 
 CheckedProblem check_problem(const gemvtune_problem* p, const char* function) {
-  const gemvtune_problem problem = read_struct(p, sizeof(gemvtune_problem), function, "gemvtune_problem");
+  // Callers built before after_n existed pass the shorter struct: no call before.
+  const gemvtune_problem problem = read_struct(p, offsetof(gemvtune_problem, after_n), function, "gemvtune_problem");
   if (!problem.dtype) throw InvalidArgument(std::string(function) + ": dtype is NULL");
   CheckedProblem out;
   out.dtype = parse_dtype(problem.dtype);
@@ -76,6 +78,14 @@ CheckedProblem check_problem(const gemvtune_problem* p, const char* function) {
   if (problem.weights && *problem.weights) {
     out.weights = parse_weights_option(problem.weights, out.dtype);  // names the accepted formats
     check_weight_layout(out.weights, out.dtype, out.shape.n, out.shape.k, out.shape.k);  // K vs group
+  }
+  if (problem.after_n != 0 || problem.after_k != 0) {
+    out.after = Shape{problem.after_n, problem.after_k};
+    try {
+      check_shape(*out.after);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string(function) + ": after_n x after_k: " + e.what());
+    }
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "gemvtune/dtype.hpp"
@@ -47,6 +48,7 @@ struct CheckedProblem {
   Shape shape;
   DType dtype = DType::bf16;
   WeightFormat weights = WeightFormat::dense;
+  std::optional<Shape> after;  // gemvtune_problem.after_n x after_k, when not 0 x 0
 };
 
 // Validates a problem the same way for every entry point; throws InvalidArgument with the

@@ -230,7 +230,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     std::vector<TuneJob> jobs;
     for (size_t i = 0; i < count; ++i) {
       const capi::CheckedProblem p = capi::check_problem(&problems[i], fn);
-      const TuneJob job{p.shape, p.dtype, static_cast<int>(p.m), p.weights};
+      const TuneJob job{p.shape, p.dtype, static_cast<int>(p.m), p.weights, p.after};
       bool seen = false;
       for (const TuneJob& j : jobs) seen = seen || (j.shape == job.shape && j.dtype == job.dtype && j.batch == job.batch && j.weights == job.weights);
       if (!seen) jobs.push_back(job);

@@ -86,6 +86,11 @@ typedef struct gemvtune_problem {
   /* Weight format: NULL or "" means the dtype; quantized formats ("int8", "fp8",
    * "int4g128", ...) where the build supports them. */
   const char* weights;
+  /* gemvtune_tune only (plans ignore it): the shape of the GEMV just before this one in a
+   * decode step, 0 x 0 for none. The finalists are then also timed right after a call of it,
+   * and the fastest there wins, as `gemvtune tune --preset` does with a preset's "after". A
+   * struct_size that ends before after_n (an older caller) means none. */
+  int64_t after_n, after_k;
 } gemvtune_problem;
 
 /* The device operands of one launch. Strides are in elements; 0 means dense. */

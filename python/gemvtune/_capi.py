@@ -27,6 +27,8 @@ class Problem(ctypes.Structure):
         ("k", ctypes.c_int64),
         ("dtype", ctypes.c_char_p),
         ("weights", ctypes.c_char_p),
+        ("after_n", ctypes.c_int64),
+        ("after_k", ctypes.c_int64),
     ]
 
 
@@ -209,10 +211,13 @@ def call_json(function, *args):
     return json.loads(raw) if raw[:1] in "[{" else raw
 
 
-def problem(n, k, dtype, m=1, weights=None):
-    """A gemvtune_problem; sizes must be integers (the library checks their ranges)."""
+def problem(n, k, dtype, m=1, weights=None, after=None):
+    """A gemvtune_problem; sizes must be integers (the library checks their ranges). after:
+    (n, k) of the GEMV just before this one in a decode step (gemvtune_tune ranks finalists
+    right after it), or None."""
+    after_n, after_k = after if after is not None else (0, 0)
     sizes = []
-    for name, value in (("m", m), ("n", n), ("k", k)):
+    for name, value in (("m", m), ("n", n), ("k", k), ("after n", after_n), ("after k", after_k)):
         if isinstance(value, bool):
             raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}")
         try:
@@ -227,7 +232,7 @@ def problem(n, k, dtype, m=1, weights=None):
         weights = dtype_name(weights)
     p = Problem()
     p.struct_size = ctypes.sizeof(Problem)
-    p.m, p.n, p.k = sizes
+    p.m, p.n, p.k, p.after_n, p.after_k = sizes
     p.dtype = dtype.encode()
     p.weights = weights.encode() if weights else None
     return p

@@ -32,7 +32,7 @@ def device_count():
 
 def presets():
     """The model presets `tune --preset` knows: [{"name", "description", "shapes": [{"n", "k",
-    "layers"}]}]."""
+    "layers", "after"}]}]; "after" ("NxK" or None) is the GEMV before that shape in a decode step."""
     return _capi.call_json(_lib.gemvtune_presets)
 
 
@@ -121,7 +121,7 @@ def _print_event(event):
 
 
 def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, strategy="model", db=None,
-         force=False, devices=(0,), progress=True, check=True):
+         force=False, devices=(0,), progress=True, check=True, alone=False):
     """`gemvtune tune --json`: tunes shapes on the GPU and stores each winner in the cache.
 
     shapes: 'NxK' strings or (n, k) pairs; preset: a preset name or a list of them;
@@ -129,24 +129,33 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
     dtype: one dtype or a list; batch: one M (1..16) or a list. strategy: "model" or "exhaustive". Shapes already tuned are
     skipped unless force. devices: GPU ordinals to spread the shapes over, or "all".
     progress: True prints the CLI's lines on stderr; a callable gets every event dict
-    (start, progress after each candidate, outcome); False prints nothing.
+    (start, progress after each candidate, outcome); False prints nothing. A preset's shapes
+    are ranked, as by `gemvtune tune --preset`, right after the call before them in the model's
+    decode step (its "after"); alone=True ranks them by their back-to-back time only (`--alone`).
 
     Returns {"db", "strategy", "template_version", "tuned", "skipped", "failed", "seconds",
     "shapes": [...]}. When a shape failed and check is True, raises TuneFailed (its
     ``result`` is that document; the other shapes were stored).
     """
-    jobs = []
+    jobs = []  # (n, k, the call before in a decode step or None)
     for s in shapes or []:
-        jobs.append(_shape(s))
+        jobs.append((*_shape(s), None))
+
+    def preset_jobs(name):
+        # A preset's shapes run after the call before them in its decode step, as `tune
+        # --preset` ranks them, unless alone.
+        return [(s["n"], s["k"], None if alone or not s.get("after") else _shape(s["after"]))
+                for s in _capi.call_json(_lib.gemvtune_find_preset, name)["shapes"]]
+
     for name in [preset] if isinstance(preset, str) else (preset or []):
-        jobs += [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_find_preset, _capi.text(name))["shapes"]]
+        jobs += preset_jobs(_capi.text(name))
     if shapes_file is not None:
-        jobs += [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_read_shape_file, _capi.text(shapes_file))]
+        jobs += [(s["n"], s["k"], None) for s in _capi.call_json(_lib.gemvtune_read_shape_file, _capi.text(shapes_file))]
     if not shapes and preset is None and shapes_file is None:
-        jobs = [(s["n"], s["k"]) for s in _capi.call_json(_lib.gemvtune_find_preset, DEFAULT_PRESET.encode())["shapes"]]
+        jobs = preset_jobs(DEFAULT_PRESET.encode())
     dtypes = [dtype] if isinstance(dtype, str) or not hasattr(dtype, "__iter__") else list(dtype)
     batches = list(batch) if hasattr(batch, "__iter__") else [batch]
-    problems = [_capi.problem(n, k, t, m) for n, k in jobs for m in batches for t in dtypes]
+    problems = [_capi.problem(n, k, t, m, after=after) for n, k, after in jobs for m in batches for t in dtypes]
     array = (_capi.Problem * len(problems))(*problems)
     if devices == "all":
         devices = list(range(device_count()))

@@ -1,6 +1,7 @@
 """The package without a GPU: import, argument errors, the "no CUDA driver" path, and the cache
 commands (list, import, export, query) on a temporary cache, with the CLI's messages."""
 
+import ctypes
 import json
 import os
 import subprocess
@@ -93,6 +94,24 @@ def test_shapes_and_presets(tmp_path):
     assert "llama-3.1-8b" in names
     llama = next(p for p in gemvtune.presets() if p["name"] == "llama-3.1-8b")
     assert {"n": 4096, "k": 14336} in [{"n": s["n"], "k": s["k"]} for s in llama["shapes"]]
+    # Each shape names the GEMV before it in a decode step, which tune() ranks finalists after.
+    after = {f'{s["n"]}x{s["k"]}': s["after"] for s in llama["shapes"]}
+    assert after["6144x4096"] == "4096x14336" and after["128256x4096"] == "4096x14336"
+    families = next(p for p in gemvtune.presets() if p["name"] == "families")
+    assert all(s["after"] is None for s in families["shapes"])
+
+
+def test_problem_struct_carries_the_call_before():
+    # The ctypes layout of gemvtune_problem matches the library's: after_n x after_k is read
+    # where Python writes it (0 x 4096 is refused by name, 0 x 0 is none).
+    from gemvtune import _capi
+    lib = _capi.lib
+    for after, ok in (((4096, 14336), True), (None, True), ((0, 4096), False), ((4096, -1), False)):
+        p = _capi.problem(6144, 4096, "bf16", after=after)
+        status = lib.gemvtune_problem_check(ctypes.byref(p))
+        assert (status == 0) == ok, (after, lib.gemvtune_last_error())
+        if not ok:
+            assert b"after_n x after_k" in lib.gemvtune_last_error()
 
 
 def test_default_cache_path_follows_environment(monkeypatch, tmp_path):

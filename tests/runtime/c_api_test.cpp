@@ -1,6 +1,8 @@
 // The C API without a GPU: errors come back as statuses with a message, never as a crash.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -115,6 +117,26 @@ TEST(CApi, StructSizeIsChecked) {
   EXPECT_EQ(gemvtune_problem_check(&newer.base), GEMVTUNE_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("does not know"), std::string::npos) << last_error();
   EXPECT_EQ(gemvtune_problem_check(nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+// after_n x after_k (the call before, for gemvtune_tune): 0 x 0 is none, a shape is checked as
+// a shape, and a caller built before the field (struct_size ending before it) still works.
+TEST(CApi, ProblemAfterIsAShapeOrNothing) {
+  gemvtune_problem p = problem(1, 6144, 4096, "bf16");
+  p.after_n = 4096;
+  p.after_k = 14336;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+  p.after_k = 0;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("after_n x after_k"), std::string::npos) << last_error();
+  p.after_n = -1;
+  p.after_k = 4096;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  p.after_n = 7;  // whatever follows is no longer read
+  p.struct_size = offsetof(gemvtune_problem, after_n);
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_OK) << last_error();
+  p.struct_size = offsetof(gemvtune_problem, after_n) - 1;
+  EXPECT_EQ(gemvtune_problem_check(&p), GEMVTUNE_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(CApi, StructEntryPointsReportArgumentErrorsWithoutAGpu) {
