@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -86,20 +87,24 @@ void print_presets(std::ostream& out) {
 
 std::string job_name(const TuneJob& j) { return to_string(j); }
 
-// "; after 4096x14336 (tuned t64_...): 6.31 us there, the fastest alone tc_... 8.50": how the
-// finalists ranked right after the call before them, when that changed the pick or failed.
+// "; after 4096x14336 (tuned tc_...): 6.45 us there; the fastest alone, tc_..., 8.66 us": how the
+// finalists ranked right after the call before them (the winner's time there, and the
+// back-to-back winner's where it lost there), or why they were not ranked.
 std::string after_text(const AfterRanking& a, const std::string& winner) {
   const std::string where = "; after " + to_string(a.after);
   if (!a.error.empty()) return where + ": not ranked (" + a.error + "), the fastest alone kept";
-  const auto us = [&](const std::string& config) {
+  const auto after_us = [&](const std::string& config) {
     for (const auto& f : a.finalists)
-      if (f.config == config) return fixed("%.2f", f.after_us);
-    return std::string("?");
+      if (f.config == config) return f.after_us;
+    return 0.0;
   };
+  double fastest = after_us(winner);
+  for (const auto& f : a.finalists) fastest = std::min(fastest, f.after_us);
   const std::string neighbour = " (" + std::string(a.after_tuned ? "tuned " : "default ") + a.after_config + ")";
-  if (winner == a.alone_winner) return where + neighbour + ": " + us(winner) + " us, the fastest there too";
-  return where + neighbour + ": " + us(winner) + " us there; the fastest alone, " + a.alone_winner + ", " +
-         us(a.alone_winner) + " us";
+  const std::string here = where + neighbour + ": " + fixed("%.2f", after_us(winner)) + " us";
+  if (winner != a.alone_winner)
+    return here + " there; the fastest alone, " + a.alone_winner + ", " + fixed("%.2f", after_us(a.alone_winner)) + " us";
+  return here + (after_us(winner) > fastest ? ", within 1% of the fastest there, kept" : ", the fastest there too");
 }
 
 // What happened to one job, as one line for the person watching.
