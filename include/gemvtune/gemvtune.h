@@ -186,8 +186,8 @@ GEMVTUNE_API gemvtune_status gemvtune_peak(const char* db, int device, char** js
 
 /* The model presets `tune --preset` knows: [{"name", "description", "shapes":
  * [{"n", "k", "layers", "after"}]}]; "after" is the shape ("NxK") of the GEMV just before
- * this one in a decode step, which `gemvtune tune` ranks finalists after (null outside one).
- * gemvtune_tune tunes problems alone. */
+ * this one in a decode step, which `gemvtune tune` ranks finalists after (null outside one);
+ * gemvtune_tune does so for a problem given after_n x after_k. */
 GEMVTUNE_API gemvtune_status gemvtune_presets(char** json_out);
 
 /* One preset by name, as an element of gemvtune_presets; unknown names are
@@ -222,7 +222,8 @@ typedef struct gemvtune_tune_options {
 } gemvtune_tune_options;
 
 /* `gemvtune tune --json`: tunes every problem (plain weights) and stores each result
- * as soon as it is done. Arguments are checked before any GPU or file is touched. Returns OK
+ * as soon as it is done; a problem with after_n x after_k has its finalists ranked right after
+ * a call of that shape (its shape's "after" in *json_out gives both times of each). Arguments are checked before any GPU or file is touched. Returns OK
  * when the jobs ran, even if some failed: *json_out is {"db", "strategy", "template_version",
  * "tuned", "skipped", "failed", "seconds", "shapes": [{"shape", "n", "k", "dtype", "gpu",
  * "device", "status": "tuned"|"skipped"|"failed", "error"?, "config"?, ...}]}. */
