@@ -3,12 +3,23 @@
 #include "tuner/compile_pool.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 #include "jit/kernel_cache.hpp"
 
 namespace gemvtune {
+
+namespace {
+// The pool's key of c's kernel, and its config: split_k is a launch parameter, so every split
+// shares one compile.
+std::pair<std::string, KernelConfig> kernel_key(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
+  KernelConfig code = c;
+  code.split_k = 1;
+  return {kernel_name(code, t, w) + "@" + arch, code};
+}
+}  // namespace
 
 CompilePool::CompilePool(int threads) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { work(); });
@@ -29,46 +40,39 @@ CompilePool::~CompilePool() {
   for (auto& th : threads_) th.join();
 }
 
-std::shared_ptr<CompilePool::Task> CompilePool::make_task(const KernelConfig& c, DType t, const std::string& arch,
-                                                          WeightFormat w, Future& future) {
-  KernelConfig code = c;
-  code.split_k = 1;
+CompilePool::Future CompilePool::add_task(std::string key, const KernelConfig& code, DType t, const std::string& arch,
+                                          WeightFormat w, std::deque<std::shared_ptr<Task>>& to) {
   auto task = std::make_shared<Task>();
-  task->key = kernel_name(code, t, w) + "@" + arch;
-  if (auto it = requested_.find(task->key); it != requested_.end()) {
-    future = it->second;
-    // Requested before: still waiting for an idle thread? Then it is wanted now.
-    const auto idle = std::find_if(idle_queue_.begin(), idle_queue_.end(), [&](const auto& x) { return x->key == task->key; });
-    return idle == idle_queue_.end() ? nullptr : *idle;
-  }
+  task->key = std::move(key);
   task->config = code;
   task->dtype = t;
   task->weights = w;
   task->arch = arch;
-  future = task->promise.get_future().share();
+  Future future = task->promise.get_future().share();
   requested_.emplace(task->key, future);
-  return task;
-}
-
-CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Future future;
-  if (auto task = make_task(c, t, arch, w, future)) {
-    idle_queue_.erase(std::remove(idle_queue_.begin(), idle_queue_.end(), task), idle_queue_.end());
-    queue_.push_back(std::move(task));
-    wake_.notify_one();
-  }
+  to.push_back(std::move(task));
+  wake_.notify_one();
   return future;
 }
 
-void CompilePool::request_when_idle(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
+CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
+  auto [key, code] = kernel_key(c, t, arch, w);
   std::lock_guard<std::mutex> lock(mutex_);
-  Future future;
-  auto task = make_task(c, t, arch, w, future);
-  if (task && std::find(idle_queue_.begin(), idle_queue_.end(), task) == idle_queue_.end()) {  // a new one
-    idle_queue_.push_back(std::move(task));
-    wake_.notify_one();
+  const auto it = requested_.find(key);
+  if (it == requested_.end()) return add_task(std::move(key), code, t, arch, w, queue_);
+  // Requested before: still waiting for an idle thread? Then it is wanted now.
+  const auto idle = std::find_if(idle_queue_.begin(), idle_queue_.end(), [&](const auto& x) { return x->key == key; });
+  if (idle != idle_queue_.end()) {
+    queue_.push_back(std::move(*idle));
+    idle_queue_.erase(idle);
   }
+  return it->second;
+}
+
+void CompilePool::request_when_idle(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
+  auto [key, code] = kernel_key(c, t, arch, w);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (requested_.count(key) == 0) add_task(std::move(key), code, t, arch, w, idle_queue_);
 }
 
 void CompilePool::work() {

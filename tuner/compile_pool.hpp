@@ -48,10 +48,10 @@ class CompilePool {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  // Under mutex_: future of c's compile; returns a new task (in no queue yet), the requested
-  // one while it waits in idle_queue_, or nullptr (requested, in queue_, compiling or done).
-  std::shared_ptr<Task> make_task(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w,
-                                  Future& future);
+  // Under mutex_: a task for a kernel not requested before, recorded in requested_ and queued
+  // at the back of `to`; its future.
+  Future add_task(std::string key, const KernelConfig& code, DType t, const std::string& arch, WeightFormat w,
+                  std::deque<std::shared_ptr<Task>>& to);
 
   std::deque<std::shared_ptr<Task>> queue_;
   std::deque<std::shared_ptr<Task>> idle_queue_;  // request_when_idle, taken when queue_ is empty
