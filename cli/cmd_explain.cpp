@@ -207,14 +207,15 @@ int cmd_explain(const std::vector<std::string>& args) {
                      {"partial_bytes", x.split_partial_bytes}, {"us", x.split_us}}},
         {"model", {{"time_us", e.time_us}, {"gbps", x.predicted_gbps}, {"launch_us", e.launch_us},
                    {"transfer_us", e.transfer_us}, {"compute_us", e.compute_us}, {"stream_us", e.stream_us},
-                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance}, {"turnover", e.turnover},
+                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance}, {"turnover", e.turnover}, {"issued_loads", e.issued_loads},
                    {"moved_bytes", x.moved_bytes}}},
         {"limiter", to_string(x.limiter)}, {"verdict", x.verdict},
         {"limiter_basis", x.measured_share ? "measured" : "model"},
         {"model_largest_cost", to_string(x.largest)},
         {"model_stream_share", x.model_share},
         {"costs_us", {{"grid", x.costs.grid}, {"bytes_in_flight", x.costs.bytes_in_flight},
-                      {"launch", x.costs.launch}, {"issue", x.costs.issue}, {"split_k", x.costs.split_k}}}};
+                      {"launch", x.costs.launch}, {"issue", x.costs.issue}, {"split_k", x.costs.split_k},
+                      {"repeated_loads", x.costs.repeated_loads}}}};
     if (cubin) {
       j["cubin"] = {{"registers", cubin->registers}, {"stack_frame_bytes", cubin->stack_frame_bytes},
                     {"shared_bytes", cubin->shared_bytes},

@@ -119,11 +119,16 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     // 4608x3584 given 4096x4093's al winner: 12.35 us, 0.88x cuBLAS; its own winner 8.94 us).
     // The shape's own entries were tried with `usable` before nearest() is asked.
     // Nor one whose L2 prefetch overflows L2 on this shape (prefetch_fits_l2: a pf config tuned
-    // on a short K, lent to a long one).
+    // on a short K, lent to a long one). Nor a CUDA-core config whose warps' share of a row
+    // here is shorter than one trip of its unroll (ModelEstimate::short_trip): that trip repeats
+    // its loads past the end, and on the H200 32000x4096's t128_r1_kw2_v16_u8 pick (one full
+    // trip a warp there, 7 of 8 loads here) ran 256000x3584 at 0.91x cuBLAS, kw1 u2 at 1.02x
+    // (sweeps/h200_bf16_k3584_cc26532_pdl.csv).
     const bool aligned_rows = shape.k * static_cast<std::int64_t>(dtype_size(dtype)) % 16 == 0;
     const auto suits = [&](const std::string& config) {
       const std::optional<KernelConfig> c = usable_config(config, dtype, shape, batch, weights);
-      return c.has_value() && !(aligned_rows && c->aligned_body) && prefetch_fits_l2(*c, dtype, shape, model);
+      return c.has_value() && !(aligned_rows && c->aligned_body) && prefetch_fits_l2(*c, dtype, shape, model) &&
+             !estimate(*c, dtype, shape, model, weights).short_trip;
     };
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
     const auto take = [&](std::optional<TuneRecord> found) {

@@ -46,11 +46,16 @@ The agreement rule, from what each limiter means in tuner/explain.cpp:
                     per call that PDL does not hide is at least a third of the transfer, explain's
                     own threshold for this limiter). A saving of more than 5 us per call is not
                     launch overlap (PDL_OVERLAP_MAX_US) and counts as none.
-  grid, bytes in flight, issue, not modelled
+  grid, bytes in flight, issue, repeated loads, not modelled
                     the stream runs below the ceiling for a reason PDL cannot touch: agrees when
                     the PDL call reaches < 85% of the ceiling and PDL saves < 10%. ("not
                     modelled": measured below the ceiling by more than the model's largest
-                    cost explains; only with a measured time.)
+                    cost explains; only with a measured time.) A grid of fewer blocks than SMs
+                    also agrees, whatever PDL saves, when the PDL call's rate stays within 1.1x
+                    the share of the ceiling its blocks' SMs hold (blocks / SMs, GRID_SLACK):
+                    the SMs without a block stream nothing, which caps the rate however much of
+                    the short call launch and ramp take too (1024x4096 at M = 4 on 64 blocks of
+                    132 SMs: 48.1% of the ceiling, the share 48.5%, PDL saving 14%).
   split-K fix-up    the partials and the last block's serial fix-up, a tail at the end of the
                     call that PDL overlaps with the next call as it does the launch: agrees when
                     the config splits K and the PDL call reaches < 85% of the ceiling (PDL's gain
@@ -83,7 +88,8 @@ SHORT_US = 8.0         # ... or the PDL call is shorter than this
 # the read-only path: fp32 at M >= 4, bound by issue, measured 0.3-33% apart on the H200), so it
 # is no evidence for or against launch and ramp, and the rules then go by the ceiling alone.
 PDL_OVERLAP_MAX_US = 5.0
-STREAM_LIMITERS = ("grid", "bytes in flight", "issue", "not modelled")
+STREAM_LIMITERS = ("grid", "bytes in flight", "issue", "repeated loads", "not modelled")
+GRID_SLACK = 1.10      # grid: the call's rate within this factor of its blocks' SMs' share of the ceiling
 DEFAULT_GPU = "NVIDIA H200/132sm/cc9.0"
 
 
@@ -94,8 +100,9 @@ class BadInput(Exception):
 def rule_text():
     return (f"Agreement rule: **bandwidth** agrees when the PDL call reaches >= {BANDWIDTH_PCT:.0f}% of the read "
             f"ceiling; **launch and ramp** when PDL saves >= {100 * PDL_GAIN:.0f}% of the no-PDL time or the PDL "
-            f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight**, **issue** and **not modelled** when the PDL call reaches "
-            f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}%; **split-K fix-up** when the "
+            f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight**, **issue**, **repeated loads** and **not modelled** when the PDL call reaches "
+            f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}% (**grid** of fewer blocks than SMs also "
+            f"when the call's rate stays within {GRID_SLACK:.1f}x the share of the ceiling its blocks' SMs hold, whatever PDL saves); **split-K fix-up** when the "
             f"config splits K and the PDL call reaches < {BANDWIDTH_PCT:.0f}%. PDL gain = (no-PDL - PDL) "
             f"/ no-PDL, graph mode; % of ceiling is bench's, against the ceiling it measured.")
 
@@ -190,7 +197,14 @@ def agreement(limiter, row):
     elif limiter in STREAM_LIMITERS:
         ok = r["stream"]
         why = f"{pct} of the ceiling, PDL saves {gain}"
-        if ok is False:
+        blocks, sms = row.get("grid_blocks"), row.get("sm_count")
+        if limiter == "grid" and ok is not True and blocks and sms and blocks < sms and row["pct"] is not None:
+            share = 100.0 * blocks / sms
+            ok = row["pct"] < BANDWIDTH_PCT and row["pct"] <= GRID_SLACK * share
+            why += f", {blocks} blocks hold {share:.1f}% of the {sms} SMs"
+            if not ok:
+                why += f" (needs < {BANDWIDTH_PCT:.0f}% and <= {GRID_SLACK:.1f}x that share, or PDL < {100 * PDL_GAIN:.0f}%)"
+        elif ok is False:
             why += f" (needs < {BANDWIDTH_PCT:.0f}% and < {100 * PDL_GAIN:.0f}%)"
     elif limiter == "split-K fix-up":
         splits = "_sk1_" not in row.get("config", "_sk1_")
@@ -252,6 +266,8 @@ def check(rows, explain_fn, mode="measured"):
                 raise BadInput(f"{where}: explain used {row['explain_us']} us, not the {given} us given")
             row["explain_source"] = "given" if mode == "measured" else "measured by explain"
             row["limiter"] = x["limiter"]
+        grid = x.get("grid") if isinstance(x.get("grid"), dict) else {}
+        row["grid_blocks"], row["sm_count"] = grid.get("blocks"), grid.get("sm_count")
         row["verdict"] = x.get("verdict", "")
         row["model_us"] = float(x["model"]["time_us"])
         little = x.get("little", {})

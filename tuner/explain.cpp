@@ -19,6 +19,7 @@ const char* to_string(Limiter l) {
     case Limiter::launch: return "launch and ramp";
     case Limiter::issue: return "issue";
     case Limiter::split_k: return "split-K fix-up";
+    case Limiter::repeated_loads: return "repeated loads";
     case Limiter::bandwidth: return "bandwidth";
     case Limiter::unmodelled: return "not modelled";
   }
@@ -34,6 +35,7 @@ double cost_of(const LimiterCosts& c, Limiter l) {
     case Limiter::launch: return c.launch;
     case Limiter::issue: return c.issue;
     case Limiter::split_k: return c.split_k;
+    case Limiter::repeated_loads: return c.repeated_loads;
     case Limiter::bandwidth:
     case Limiter::unmodelled: break;
   }
@@ -43,7 +45,7 @@ double cost_of(const LimiterCosts& c, Limiter l) {
 
 Limiter largest_cost(const LimiterCosts& c) {
   Limiter top = Limiter::grid;
-  for (Limiter l : {Limiter::bytes_in_flight, Limiter::launch, Limiter::issue, Limiter::split_k})
+  for (Limiter l : {Limiter::bytes_in_flight, Limiter::launch, Limiter::issue, Limiter::split_k, Limiter::repeated_loads})
     if (cost_of(c, l) > cost_of(c, top)) top = l;
   return top;
 }
@@ -131,9 +133,11 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
   // adds the most, unless the stream is within kBandwidthShare of the call's time: then it is
   // bandwidth. The call's time is the measured one when there is one (choose_limiter).
   const double sm_share_gbps = gpu.read_ceiling_gbps / sms;
-  const double at_sm_rate = e.transfer_us * e.balance * e.turnover;  // bytes / (SM rate x SMs)
+  const double issued = e.transfer_us / e.issued_loads;  // without the repeated loads
+  const double at_sm_rate = issued * e.balance * e.turnover;  // bytes / (SM rate x SMs)
   const double ideal = at_sm_rate * e.sm_gbps / sm_share_gbps;  // bytes / ceiling
-  x.costs.grid = e.transfer_us - at_sm_rate;
+  x.costs.repeated_loads = e.transfer_us - issued;
+  x.costs.grid = issued - at_sm_rate;
   x.costs.bytes_in_flight = at_sm_rate - ideal;
   x.costs.launch = e.launch_us;
   x.costs.issue = e.stream_us - e.transfer_us;
@@ -174,6 +178,11 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     case Limiter::split_k:
       cause = format("%.2f us of partials and fix-up against %.2f us of transfer (%.0f%%)", e.split_us + e.reduce_us,
                      e.transfer_us, 100 * (e.split_us + e.reduce_us) / e.transfer_us);
+      break;
+    case Limiter::repeated_loads:
+      cause = format("each warp's last trip of %.0f loads repeats some past its share of a row: %.0f%% more loads "
+                     "than the row's chunks (%.2f us)",
+                     double(c.unroll), 100 * (e.issued_loads - 1), x.costs.repeated_loads);
       break;
     case Limiter::bandwidth:
     case Limiter::unmodelled: break;  // never the largest cost

@@ -30,19 +30,21 @@ struct KernelResources {
 //   launch           the launch + ramp term
 //   issue            the arithmetic term (CUDA cores at M > 1, quantized) beyond the transfer
 //   split_k          split-K's partials and fix-up
+//   repeated_loads   loads a warp's last trip repeats past its share of a row (ModelEstimate::issued_loads)
 //   bandwidth        the stream itself
-enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, bandwidth, unmodelled };
-// "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "bandwidth",
+enum class Limiter { grid, bytes_in_flight, launch, issue, split_k, repeated_loads, bandwidth, unmodelled };
+// "grid", "bytes in flight", "launch and ramp", "issue", "split-K fix-up", "repeated loads", "bandwidth",
 // "not modelled" (measured below the ceiling by more than any cost the model names explains)
 const char* to_string(Limiter l);
 
 // What the model says each cause adds to the weights' stream at the read ceiling, in us.
 struct LimiterCosts {
-  double grid = 0, bytes_in_flight = 0, launch = 0, issue = 0, split_k = 0;
+  double grid = 0, bytes_in_flight = 0, launch = 0, issue = 0, split_k = 0, repeated_loads = 0;
 };
 // The call is bandwidth-bound when the stream at the read ceiling is at least this share of its time.
 constexpr double kBandwidthShare = 0.85;
-// The cause adding the most (on a tie the first of grid, bytes in flight, launch, issue, split-K).
+// The cause adding the most (on a tie the first of grid, bytes in flight, launch, issue, split-K,
+// repeated loads).
 Limiter largest_cost(const LimiterCosts& costs);
 // The limiter. With a measured time (measured_share: the measured rate over the read ceiling,
 // i.e. the call's bytes at the ceiling over the measured time) the measurement decides:

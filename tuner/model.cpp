@@ -137,7 +137,28 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     const double turn_us = int4_tc_batched ? gpu.int4_tc_block_turnover_us : gpu.block_turnover_us;
     turnover = block_us / (block_us + turn_us / (resident_per_sm * resident_per_sm));
   }
-  const double transfer_us = bytes / (sm_bw * sms * balance * turnover) * 1e6;
+  // The plain CUDA-core loop issues a warp's loads U at a time, and its last trip all U of them
+  // (a load past the warp's end repeats one in flight and is zeroed: templates/gemv.cu,
+  // plain_body_trip). Where a row's chunks do not fill each warp's trips, the repeats cost about
+  // what real loads do: on the H200 (bf16 M = 1, every split-free PDL config,
+  // sweeps/h200_bf16_k3584_cc26532_pdl.csv) kw4 u8 ran 32000x4096 (4 chunks a warp, half of them
+  // repeats) 2.1x slower than the best, kw2 u8 256000x3584 (7 of 8) 1.27x, and with this term
+  // the model's error there fell from 0.19-0.31 to 0.14-0.22 (RMS in log time) and its picks on
+  // the three K = 3584 shapes from 1.08-1.18x the best to 1.00-1.12x.
+  double issued_loads = 1.0;
+  bool short_trip = false;
+  if (!tc && !quantized && !c.aligned_body) {
+    const double k_split = std::ceil(static_cast<double>(s.k) / c.split_k);
+    const long long row_chunks = static_cast<long long>(std::ceil(k_split / chunk_elems));
+    long long issued = 0;
+    for (int kw = 0; kw < c.k_warps; ++kw) {
+      const long long own = row_chunks > kw ? (row_chunks - kw + c.k_warps - 1) / c.k_warps : 0;
+      issued += (own + c.unroll - 1) / c.unroll * c.unroll;
+      short_trip = short_trip || own < c.unroll;
+    }
+    if (row_chunks > 0) issued_loads = static_cast<double>(issued) / static_cast<double>(row_chunks);
+  }
+  const double transfer_us = bytes * issued_loads / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
   double issue_us = 0;
   // ops at `share` of the fp32 issue rate (128 lanes x clock per SM), scaled down by resident
@@ -244,6 +265,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   e.sm_gbps = sm_bw / 1e9;
   e.balance = balance;
   e.turnover = turnover;
+  e.issued_loads = issued_loads;
+  e.short_trip = short_trip;
   e.transfer_us = transfer_us;
   e.compute_us = issue_us;
   e.stream_us = stream_us;

@@ -72,7 +72,9 @@ struct ModelEstimate {
   double sm_gbps = 0;            // min(SM's share of the ceiling, in flight / latency)
   double balance = 1;            // grid balance factor (busiest SM, last wave), 1 = none lost
   double turnover = 1;           // share of a block slot's time spent streaming past one wave, 1 = none lost
-  double transfer_us = 0;        // the weight stream alone (bytes / (SM rate x SMs x balance))
+  double issued_loads = 1;       // loads the plain CUDA-core loop issues over the row's chunks, 1 = none wasted
+  bool short_trip = false;       // a warp's chunks of a row do not fill one trip of `unroll` loads
+  double transfer_us = 0;        // the weight stream alone (bytes x issued_loads / (SM rate x SMs x balance))
   double compute_us = 0;         // issue-rate term (CUDA cores at M > 1, quantized), else 0
   double stream_us = 0;          // max(transfer_us, compute_us)
   double split_us = 0;           // split-K partials and fix-up

@@ -122,12 +122,21 @@ def test_agreement_rule_at_its_thresholds():
     assert lc.agreement("launch and ramp", row(pdl_us=8.0, no_pdl_us=8.1, pct=70))[0] is False
     assert lc.agreement("launch and ramp", row(pdl_us=20.0, no_pdl_us=None))[0] is None  # gain unknown, long call
     assert lc.agreement("launch and ramp", row(pdl_us=5.0, no_pdl_us=None))[0] is True  # short needs no gain
-    # grid, bytes in flight, issue: < 85% of the ceiling and PDL saves < 10%.
-    for limiter in ("grid", "bytes in flight", "issue"):
+    # grid, bytes in flight, issue, repeated loads: < 85% of the ceiling and PDL saves < 10%.
+    for limiter in ("grid", "bytes in flight", "issue", "repeated loads"):
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=70))[0] is True
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=12, pct=70))[0] is False  # PDL saves 16.7%
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=10.5, pct=85))[0] is False
         assert lc.agreement(limiter, row(pdl_us=10, no_pdl_us=None, pct=70))[0] is None
+    # A grid of fewer blocks than SMs also agrees when the call's rate stays within 1.1x its
+    # blocks' share of the ceiling, whatever PDL saves (64 of 132 SMs: 48.5%, so up to 53.3%);
+    # not on a grid that fills the SMs, nor for the other stream limiters.
+    small = dict(row(pdl_us=3.87, no_pdl_us=4.50, pct=48.1), grid_blocks=64, sm_count=132)
+    assert lc.agreement("grid", small)[0] is True
+    assert lc.agreement("grid", dict(small, pct=53.3))[0] is True
+    assert lc.agreement("grid", dict(small, pct=53.4))[0] is False
+    assert lc.agreement("grid", dict(small, grid_blocks=132))[0] is False
+    assert lc.agreement("bytes in flight", small)[0] is False
     # A saving of more than 5 us per call is not launch overlap (the PDL build's own code: fp32 at
     # M = 16 on the H200, 1589 us with PDL and 2371 without): no evidence for launch and ramp,
     # and a stream limiter goes by the ceiling alone.

@@ -304,6 +304,30 @@ TEST_F(ResolveTest, NearestLendsPrefetchConfigsOnlyWhereThePrefetchFitsInL2) {
   EXPECT_EQ(resolve_config(&cache, kH200, {4096, 14336}, DType::bf16).source_text, "nearest 14336x4096");
 }
 
+// A CUDA-core config is not lent where a warp's share of a row does not fill one trip of its
+// unroll (the trip's loads past the warp's end are repeats that cost as real ones do):
+// 32000x4096's t128_r1_kw2_v16_u8 (8 chunks a warp, one whole trip) on K = 3584 (7) ran
+// 256000x3584 at 0.91x cuBLAS on the H200, the model's default 1.02x
+// (sweeps/h200_bf16_k3584_cc26532_pdl.csv).
+TEST_F(ResolveTest, NearestLendsNoConfigWhoseWarpsCannotFillATripHere) {
+  const KernelConfig lent = parse_config("t128_r1_kw2_v16_u8_sk1_cs_pdl_pf");
+  const ModelEstimate there = estimate(lent, DType::bf16, {32000, 4096}, params(kH200));
+  EXPECT_DOUBLE_EQ(there.issued_loads, 1.0);
+  EXPECT_FALSE(there.short_trip);
+  const ModelEstimate here = estimate(lent, DType::bf16, {256000, 3584}, params(kH200));
+  EXPECT_DOUBLE_EQ(here.issued_loads, 8.0 / 7.0);  // 14 chunks a row, 7 a warp, one trip of 8 loads
+  EXPECT_TRUE(here.short_trip);
+  // kw4 u8 on K = 4096: 4 chunks a warp, half the trip repeats (2.1x the best on 32000x4096).
+  const ModelEstimate half = estimate(parse_config("t128_r1_kw4_v16_u8_sk1_cs_pdl"), DType::bf16, {32000, 4096}, params(kH200));
+  EXPECT_DOUBLE_EQ(half.issued_loads, 2.0);
+  EXPECT_NEAR(half.transfer_us / there.transfer_us, 2.0, 0.2);
+  cache.store(record(kH200, {32000, 4096}, to_string(lent)));
+  EXPECT_EQ(resolve_config(&cache, kH200, {28672, 4096}, DType::bf16).source_text, "nearest 32000x4096");
+  const Resolved r = resolve_config(&cache, kH200, {256000, 3584}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::model_default);
+  EXPECT_FALSE(estimate(r.config, DType::bf16, {256000, 3584}, params(kH200)).short_trip) << to_string(r.config);
+}
+
 // A lent config runs with this shape's split-K (a launch parameter) where its grid's waves
 // changed: 4096x4096's winner at M = 2 splits K in two to fill the SMs; on 1024x4096 a quarter
 // of the rows leaves them mostly idle, and split-K 4 ran 4.43 us there against 5.80-5.82 for

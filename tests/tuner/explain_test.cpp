@@ -213,6 +213,24 @@ TEST(Explain, SplitKPartialsAndFixUpAsTheModelCountsThem) {
   EXPECT_EQ(x.limiter, Limiter::split_k) << x.verdict;
 }
 
+// kw4 u8 on K = 4096: 16 chunks of 256 elements a row, 4 a warp, one trip of 8 loads: half the
+// loads repeat (2.1x the best on the H200, 32000x4096). The model counts them as loads, and
+// explain names them as the cost, apart from the stream at the ceiling.
+TEST(Explain, ATripLongerThanTheWarpsShareOfARowRepeatsLoads) {
+  const Shape s{32000, 4096};
+  const Explanation half = explain(cfg("t128_r1_kw4_v16_u8_sk1_cs_pdl"), DType::bf16, s, 1, WeightFormat::dense, GpuModelParams{});
+  EXPECT_DOUBLE_EQ(half.model.issued_loads, 2.0);
+  EXPECT_TRUE(half.model.short_trip);
+  EXPECT_NEAR(half.costs.repeated_loads, half.model.transfer_us / 2, 1e-9);
+  EXPECT_EQ(half.limiter, Limiter::repeated_loads) << half.verdict;
+  EXPECT_NE(half.verdict.find("100% more loads"), std::string::npos) << half.verdict;
+  // The same knobs at unroll 4 fill the trip: nothing repeats.
+  const Explanation whole = explain(cfg("t128_r1_kw4_v16_u4_sk1_cs_pdl"), DType::bf16, s, 1, WeightFormat::dense, GpuModelParams{});
+  EXPECT_DOUBLE_EQ(whole.model.issued_loads, 1.0);
+  EXPECT_DOUBLE_EQ(whole.costs.repeated_loads, 0.0);
+  EXPECT_NE(whole.limiter, Limiter::repeated_loads);
+}
+
 // The limiter rule alone (choose_limiter): a measured time, when there is one, decides whether
 // the call is bandwidth-bound; otherwise the model's time does. Below 85% the limiter is the
 // model's largest cost either way.
