@@ -158,18 +158,8 @@ int main(int argc, char** argv) try {
         std::printf("WRONG %s %s: %s\n", argv[a], to_string(c).c_str(), cmp.describe().c_str());
         continue;
       }
-      CallTiming tm;
-      if (neighbor) {
-        const LaunchFn pair = [&](int copy, CUstream st) {
-          neighbor(copy, st);
-          launch(copy, st);
-        };
-        tm = time_calls(pair, p, stream, LaunchMode::graph, 5);
-        tm.us_per_call -= neighbor_us;
-        tm.gbps = p.bytes_per_call() / tm.us_per_call / 1e3;
-      } else {
-        tm = time_calls(launch, p, stream, LaunchMode::graph, 5);
-      }
+      const CallTiming tm = neighbor ? time_calls_after(neighbor, neighbor_us, launch, p, stream, 5)
+                                     : time_calls(launch, p, stream, LaunchMode::graph, 5);
       results.emplace_back(tm.us_per_call, to_string(c));
       csv << argv[a] << "," << argv[2] << "," << to_string(c) << "," << tm.us_per_call << "," << tm.gbps << ","
           << estimate(c, t, s, gpu, w).time_us << "\n";

@@ -257,4 +257,16 @@ double problem_bytes(DType t, const Shape& s, int m, WeightFormat weights) {
   return w + e * static_cast<double>(m) * (s.k + s.n);
 }
 
+CallTiming time_calls_after(const LaunchFn& before, double before_us, const LaunchFn& launch, DeviceProblem& p,
+                            const jit::Stream& stream, int replays) {
+  const LaunchFn pair = [&](int copy, CUstream st) {
+    before(copy, st);
+    launch(copy, st);
+  };
+  CallTiming t = time_calls(pair, p, stream, LaunchMode::graph, replays);
+  t.us_per_call -= before_us;
+  t.gbps = p.bytes_per_call() / (t.us_per_call * 1e-6) / 1e9;
+  return t;
+}
+
 }  // namespace gemvtune

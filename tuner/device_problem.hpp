@@ -131,6 +131,12 @@ enum class LaunchMode { graph, eager };
 using LaunchFn = std::function<void(int copy, CUstream)>;
 CallTiming time_calls(const LaunchFn& launch, DeviceProblem& p, const jit::Stream& stream,
                       LaunchMode mode, int replays = 9);
+// `launch` as a decode step runs it, right after the call before it: a graph of [before, launch]
+// pairs (both problems' weights rotating as in time_calls; `before` takes the copy index and
+// picks its own copy), less before_us, the call before's own back-to-back time. The GB/s are
+// p's bytes over that difference.
+CallTiming time_calls_after(const LaunchFn& before, double before_us, const LaunchFn& launch, DeviceProblem& p,
+                            const jit::Stream& stream, int replays = 9);
 
 // Launches once on copy 0 into a poisoned y and compares with the float64 reference.
 Comparison verify_calls(const LaunchFn& launch, DeviceProblem& p, const jit::Stream& stream);

@@ -230,6 +230,12 @@ std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+// The model strategy's first round of a ranked space: what the compile pool is asked for before
+// the search needs it (compile_ahead for the next job, tune while the ceiling is measured).
+std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, double bytes, WeightFormat w) {
+  return model_first_round(ranked, strategy_options_for(ranked.size(), bytes, is_quantized(w)));
+}
 }  // namespace
 
 // Measures what the strategy asks for, in its batches, reporting progress after each
@@ -359,14 +365,10 @@ AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>
     a.after_us = time_calls(before_call, np, stream, LaunchMode::graph).us_per_call;
     for (const KernelConfig& c : finalists) {
       const LaunchFn own = launcher(s, kernels.get(c, job.dtype, job.weights), c);
-      const LaunchFn pair = [&](int copy, CUstream st) {
-        before_call(copy, st);
-        own(copy, st);
-      };
       AfterRanking::Finalist f;
       f.config = to_string(c);
       f.alone_us = s.results[s.index.at(f.config)].time_us;
-      f.after_us = time_calls(pair, s.problem, stream, LaunchMode::graph).us_per_call - a.after_us;
+      f.after_us = time_calls_after(before_call, a.after_us, own, s.problem, stream).us_per_call;
       a.finalists.push_back(std::move(f));
     }
   } catch (const CudaError& e) {
@@ -390,8 +392,7 @@ void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
     const std::vector<KernelConfig> ranked = rank_by_model(
         worth_compiling(runnable_space(job.dtype, job.shape, job.batch, job.weights), job.dtype, job.shape, bytes, model),
         job.dtype, job.shape, model, job.weights);
-    const StrategyOptions first = strategy_options_for(ranked.size(), bytes, is_quantized(job.weights));
-    for (const KernelConfig& c : model_first_round(ranked, first)) m.ahead.push_back({c, job.dtype, job.weights});
+    for (const KernelConfig& c : first_round(ranked, bytes, job.weights)) m.ahead.push_back({c, job.dtype, job.weights});
   } catch (const std::exception&) {
     // tune() meets the same problem and reports it.
   }
@@ -437,8 +438,8 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), job.dtype, job.shape, s.problem.bytes_per_call(), model);
   std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   if (!ceiling_known) {
-    const StrategyOptions first = strategy_options_for(ranked.size(), s.problem.bytes_per_call(), is_quantized(job.weights));
-    for (const KernelConfig& c : model_first_round(ranked, first)) m.pool.request(c, job.dtype, info.arch, job.weights);
+    for (const KernelConfig& c : first_round(ranked, s.problem.bytes_per_call(), job.weights))
+      m.pool.request(c, job.dtype, info.arch, job.weights);
     {
       PhaseTimer timer(s.phases.setup);
       model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
