@@ -118,10 +118,12 @@ TEST(RuntimeGpu, PlansMatchTheReference) {
       auto plan = rt.plan(c.shape, t);
       EXPECT_EQ(plan->source(), ConfigSource::model_default);
       // Misaligned operands never compile at launch: a 16-byte config's aligned-body variant
-      // (al, 16-byte loads again) or every narrower width down to the element is prepared.
+      // (al, 16-byte loads again) or every narrower width down to the element is prepared. An al
+      // config (the default where rows are misaligned, 4097x4099) is its own variant.
       const std::vector<int> widths = plan->prepared_vec_bytes();
       ASSERT_FALSE(widths.empty());
-      if (plan->config().vec_bytes == 16) EXPECT_EQ(widths, (std::vector<int>{16, 16}));
+      if (plan->config().aligned_body) EXPECT_EQ(widths, (std::vector<int>{16})) << to_string(plan->config());
+      else if (plan->config().vec_bytes == 16) EXPECT_EQ(widths, (std::vector<int>{16, 16})) << to_string(plan->config());
       else EXPECT_EQ(widths.back(), static_cast<int>(dtype_size(t)));
       const Comparison cmp = run_and_compare(*plan, c.ld, ++seed);
       EXPECT_TRUE(cmp.ok) << to_string(t) << " " << to_string(c.shape) << " ld=" << c.ld << " "
