@@ -113,6 +113,43 @@ def _pyplot():
     return plt
 
 
+def _columns(points):
+    """Shapes grouped by bytes per call: shapes within 6% of each other share a column of the
+    log axis (14336x4096 and 4096x14336), [[(n, k), ...], ...] in byte order."""
+    first = {}
+    for p in points:
+        nk = (p["n"], p["k"])
+        first[nk] = min(first.get(nk, p["bytes"]), p["bytes"])
+    columns = []
+    for nk in sorted(first, key=lambda t: (first[t], t)):
+        if columns and first[nk] <= first[columns[-1][0]] * 1.06:
+            columns[-1].append(nk)
+        else:
+            columns.append([nk])
+    return columns
+
+
+def _column_shifts(points):
+    """{(n, k): factor on its x}: shapes of one column drawn side by side, 5% apart, so that
+    neither hides the other."""
+    shift = {}
+    for column in _columns(points):
+        for i, nk in enumerate(column):
+            shift[nk] = 1.05 ** (i - (len(column) - 1) / 2)
+    return shift
+
+
+def _label_places(points, shift):
+    """{(n, k): ((x, lowest GB/s), rank in its column)}: where each shape's one label goes."""
+    places = {}
+    for column in _columns(points):
+        for rank, nk in enumerate(column):
+            sel = [p for p in points if (p["n"], p["k"]) == nk]
+            lows = [min(p["gbps"] for p in points if (p["n"], p["k"]) == other) for other in column]
+            places[nk] = ((min(p["bytes"] for p in sel) * shift[nk], min(lows)), rank)
+    return places
+
+
 def render(out, gpu, peak, points, cublas=(), bench_ceiling=None, title=None):
     """Draws the picture into the file ``out`` (its format from the extension: .png, .svg, .pdf)."""
     plt = _pyplot()
@@ -131,19 +168,27 @@ def render(out, gpu, peak, points, cublas=(), bench_ceiling=None, title=None):
     for ax, (dtype, weights) in zip(axes.flat, panels):
         mine = [p for p in points if (p["dtype"], p["weights"]) == (dtype, weights)]
         theirs = [p for p in cublas if (p["dtype"], p["weights"]) == (dtype, weights)]
+        shift = _column_shifts(mine + theirs)
+        x_of = lambda p: p["bytes"] * shift[(p["n"], p["k"])]  # noqa: E731
+        # A shape's tuned points, M = 1 to 16, joined by a thin line: how its rate falls with M.
+        for nk in sorted({(p["n"], p["k"]) for p in mine}):
+            sel = sorted((p for p in mine if (p["n"], p["k"]) == nk), key=lambda p: p["batch"])
+            if len(sel) > 1:
+                ax.plot([x_of(p) for p in sel], [p["gbps"] for p in sel], color="0.6", linewidth=0.8, zorder=2)
         for m in batches:
             sel = [p for p in mine if p["batch"] == m]
             if sel:
-                ax.scatter([p["bytes"] for p in sel], [p["gbps"] for p in sel], marker="o", s=46,
+                ax.scatter([x_of(p) for p in sel], [p["gbps"] for p in sel], marker="o", s=46,
                            color=color[m], edgecolors="black", linewidths=0.5, zorder=3)
             sel = [p for p in theirs if p["batch"] == m]
             if sel:
-                ax.scatter([p["bytes"] for p in sel], [p["gbps"] for p in sel], marker="x", s=52,
+                ax.scatter([x_of(p) for p in sel], [p["gbps"] for p in sel], marker="x", s=52,
                            color=color[m], linewidths=1.6, zorder=3)
-        for p in mine:
-            label = f"{p['n']}x{p['k']}" + (f" M{p['batch']}" if len(batches) > 1 else "")
-            ax.annotate(label, (p["bytes"], p["gbps"]), textcoords="offset points", xytext=(4, 4), fontsize=7,
-                        color="0.25")
+        # One label per shape (the colours tell M apart), under its lowest point; shapes that share
+        # a column stack their labels.
+        for (n, k), (below, rank) in _label_places(mine + theirs, shift).items():
+            ax.annotate(f"{n}x{k}", (below[0], below[1]), textcoords="offset points",
+                        xytext=(0, -11 - 9 * rank), ha="center", fontsize=7, color="0.25")
         if peak:
             ax.axhline(peak, color="crimson", linestyle="-", linewidth=1.5, zorder=2)
             ax.annotate(f"read ceiling {peak:.0f} GB/s", (0.01, peak), xycoords=("axes fraction", "data"),

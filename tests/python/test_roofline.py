@@ -168,3 +168,21 @@ def test_missing_matplotlib_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     assert roofline.main(["--db", db, "--out", str(tmp_path / "x.png")]) == 2
     assert "pip install matplotlib" in capsys.readouterr().err
+
+
+def test_one_label_per_shape_and_shapes_of_one_column_drawn_apart():
+    def pt(n, k, m, gbps):
+        return {"n": n, "k": k, "batch": m, "gbps": gbps, "bytes": 2.0 * n * k + 2.0 * m * (n + k)}
+    points = [pt(14336, 4096, 1, 4200), pt(14336, 4096, 16, 3800), pt(4096, 14336, 1, 4250),
+              pt(4096, 14336, 16, 3900), pt(1024, 4096, 1, 2800), pt(1024, 4096, 16, 1700)]
+    columns = roofline._columns(points)
+    assert columns == [[(1024, 4096)], [(4096, 14336), (14336, 4096)]]
+    shift = roofline._column_shifts(points)
+    assert shift[(1024, 4096)] == 1.0
+    assert shift[(4096, 14336)] < 1.0 < shift[(14336, 4096)]
+    places = roofline._label_places(points, shift)
+    assert set(places) == {(1024, 4096), (4096, 14336), (14336, 4096)}  # one label a shape
+    assert places[(1024, 4096)] == ((2.0 * 1024 * 4096 + 2.0 * (1024 + 4096), 1700), 0)
+    # The column's two labels go under its lowest point, stacked.
+    assert places[(4096, 14336)][0][1] == places[(14336, 4096)][0][1] == 3800
+    assert sorted(p[1] for nk, p in places.items() if nk != (1024, 4096)) == [0, 1]
