@@ -123,7 +123,7 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     // here is shorter than one trip of its unroll (ModelEstimate::short_trip): that trip repeats
     // its loads past the end, and on the H200 32000x4096's t128_r1_kw2_v16_u8 pick (one full
     // trip a warp there, 7 of 8 loads here) ran 256000x3584 at 0.91x cuBLAS, kw1 u2 at 1.02x
-    // (sweeps/h200_bf16_k3584_cc26532_pdl.csv).
+    // (sweeps/h200_bf16_trips_pdl.csv).
     const bool aligned_rows = shape.k * static_cast<std::int64_t>(dtype_size(dtype)) % 16 == 0;
     const auto suits = [&](const std::string& config) {
       const std::optional<KernelConfig> c = usable_config(config, dtype, shape, batch, weights);

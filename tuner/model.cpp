@@ -141,10 +141,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // (a load past the warp's end repeats one in flight and is zeroed: templates/gemv.cu,
   // plain_body_trip). Where a row's chunks do not fill each warp's trips, the repeats cost about
   // what real loads do: on the H200 (bf16 M = 1, every split-free PDL config,
-  // sweeps/h200_bf16_k3584_cc26532_pdl.csv) kw4 u8 ran 32000x4096 (4 chunks a warp, half of them
+  // sweeps/h200_bf16_trips_pdl.csv) kw4 u8 ran 32000x4096 (4 chunks a warp, half of them
   // repeats) 2.1x slower than the best, kw2 u8 256000x3584 (7 of 8) 1.27x, and with this term
   // the model's error there fell from 0.19-0.31 to 0.14-0.22 (RMS in log time) and its picks on
-  // the three K = 3584 shapes from 1.08-1.18x the best to 1.00-1.12x.
+  // the three K = 3584 shapes from 1.08-1.18x the best to 1.00-1.12x; on three shapes swept after
+  // (K = 18944, 11008, 3072) from 1.20-1.35x to 1.07-1.09x.
   double issued_loads = 1.0;
   bool short_trip = false;
   if (!tc && !quantized && !c.aligned_body) {

@@ -308,7 +308,7 @@ TEST_F(ResolveTest, NearestLendsPrefetchConfigsOnlyWhereThePrefetchFitsInL2) {
 // unroll (the trip's loads past the warp's end are repeats that cost as real ones do):
 // 32000x4096's t128_r1_kw2_v16_u8 (8 chunks a warp, one whole trip) on K = 3584 (7) ran
 // 256000x3584 at 0.91x cuBLAS on the H200, the model's default 1.02x
-// (sweeps/h200_bf16_k3584_cc26532_pdl.csv).
+// (sweeps/h200_bf16_trips_pdl.csv).
 TEST_F(ResolveTest, NearestLendsNoConfigWhoseWarpsCannotFillATripHere) {
   const KernelConfig lent = parse_config("t128_r1_kw2_v16_u8_sk1_cs_pdl_pf");
   const ModelEstimate there = estimate(lent, DType::bf16, {32000, 4096}, params(kH200));
