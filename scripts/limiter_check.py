@@ -50,7 +50,10 @@ The agreement rule, from what each limiter means in tuner/explain.cpp:
                     the stream runs below the ceiling for a reason PDL cannot touch: agrees when
                     the PDL call reaches < 85% of the ceiling and PDL saves < 10%. ("not
                     modelled": measured below the ceiling by more than the model's largest
-                    cost explains; only with a measured time.) A grid of fewer blocks than SMs
+                    cost explains; only with a measured time. It also agrees, whatever PDL
+                    saves, when explain of the same config without PDL, given or measuring the
+                    no-PDL time, says not modelled too: the excess is there with and without
+                    the overlap, so it is not the launch PDL hides.) A grid of fewer blocks than SMs
                     also agrees, whatever PDL saves, when the PDL call's rate stays within 1.1x
                     the share of the ceiling its blocks' SMs hold (blocks / SMs, GRID_SLACK):
                     the SMs without a block stream nothing, which caps the rate however much of
@@ -102,7 +105,7 @@ def rule_text():
             f"ceiling; **launch and ramp** when PDL saves >= {100 * PDL_GAIN:.0f}% of the no-PDL time or the PDL "
             f"call takes < {SHORT_US:.0f} us; **grid**, **bytes in flight**, **issue**, **repeated loads** and **not modelled** when the PDL call reaches "
             f"< {BANDWIDTH_PCT:.0f}% of the ceiling and PDL saves < {100 * PDL_GAIN:.0f}% (**grid** of fewer blocks than SMs also "
-            f"when the call's rate stays within {GRID_SLACK:.1f}x the share of the ceiling its blocks' SMs hold, whatever PDL saves); **split-K fix-up** when the "
+            f"when the call's rate stays within {GRID_SLACK:.1f}x the share of the ceiling its blocks' SMs hold, whatever PDL saves); **not modelled** also when explain of the config without PDL says not modelled too; **split-K fix-up** when the "
             f"config splits K and the PDL call reaches < {BANDWIDTH_PCT:.0f}%. PDL gain = (no-PDL - PDL) "
             f"/ no-PDL, graph mode; % of ceiling is bench's, against the ceiling it measured.")
 
@@ -145,7 +148,8 @@ def rows_of(doc, batches=(1, 8)):
             no_pdl_us = float(no_pdl["graph_us"]) if no_pdl and pdl else None if pdl else tuned_us
             row = {"shape": f"{n}x{k}", "n": n, "k": k, "m": m, "dtype": dtype, "weights": weights,
                    "config": config, "tuned_us": tuned_us, "pdl_us": tuned_us if pdl else None,
-                   "no_pdl_us": no_pdl_us, "pct": None if pct is None else float(pct)}
+                   "no_pdl_us": no_pdl_us, "pct": None if pct is None else float(pct),
+                   "no_pdl_config": str(no_pdl["config"]) if no_pdl and pdl and no_pdl.get("config") else None}
         except (KeyError, ValueError, TypeError) as e:
             raise BadInput(f"{shape} at M = {m}: bad tuned or no-PDL variant: {e}") from None
         row["gain"] = ((row["no_pdl_us"] - row["pdl_us"]) / row["no_pdl_us"]
@@ -204,6 +208,12 @@ def agreement(limiter, row):
             why += f", {blocks} blocks hold {share:.1f}% of the {sms} SMs"
             if not ok:
                 why += f" (needs < {BANDWIDTH_PCT:.0f}% and <= {GRID_SLACK:.1f}x that share, or PDL < {100 * PDL_GAIN:.0f}%)"
+        elif limiter == "not modelled" and ok is not True and row.get("no_pdl_limiter") and row["pct"] is not None:
+            persists = row["no_pdl_limiter"] == "not modelled"
+            ok = row["pct"] < BANDWIDTH_PCT and persists
+            why += f", without PDL explain says {row['no_pdl_limiter']}"
+            if not ok:
+                why += f" (needs < {BANDWIDTH_PCT:.0f}% and not modelled without PDL too, or PDL < {100 * PDL_GAIN:.0f}%)"
         elif ok is False:
             why += f" (needs < {BANDWIDTH_PCT:.0f}% and < {100 * PDL_GAIN:.0f}%)"
     elif limiter == "split-K fix-up":
@@ -266,6 +276,13 @@ def check(rows, explain_fn, mode="measured"):
                 raise BadInput(f"{where}: explain used {row['explain_us']} us, not the {given} us given")
             row["explain_source"] = "given" if mode == "measured" else "measured by explain"
             row["limiter"] = x["limiter"]
+        # "not modelled" with PDL: is the excess there without PDL too? (agreement())
+        if row["limiter"] == "not modelled" and row.get("no_pdl_config") and row["no_pdl_us"] is not None:
+            given_no_pdl = row["no_pdl_us"] if mode == "measured" else None
+            x2 = explain_fn(row["shape"], row["m"], row["no_pdl_config"], row["dtype"], row["weights"], given_no_pdl)
+            if not isinstance(x2, dict) or "limiter" not in x2:
+                raise BadInput(f"{where}: explain of {row['no_pdl_config']} gave no limiter")
+            row["no_pdl_limiter"] = model_limiter(x2) if mode == "model" else x2["limiter"]
         grid = x.get("grid") if isinstance(x.get("grid"), dict) else {}
         row["grid_blocks"], row["sm_count"] = grid.get("blocks"), grid.get("sm_count")
         row["verdict"] = x.get("verdict", "")

@@ -199,6 +199,28 @@ def test_check_with_an_injected_explain_and_the_table():
         lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: {"error": "x"})
 
 
+def test_not_modelled_asks_explain_of_the_config_without_pdl():
+    # 4096x4096 at M = 16 (H200, 2c95b28): not modelled with PDL (PDL saves 11%); explain of the
+    # no-PDL config given the no-PDL time decides whether the excess is there without the overlap.
+    doc = document(entry("4096x4096", 16, 10.21, 11.48, 72.9, config="tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16"))
+    for without, agrees in (("not modelled", True), ("launch and ramp", False)):
+        calls = []
+
+        def fake_explain(shape, m, config, dtype, weights, measured_us):
+            calls.append((config, measured_us))
+            return explain_json("not modelled" if "_pdl" in config else without, shape, m, config,
+                                measured_us=measured_us)
+
+        rows = lc.check(lc.rows_of(doc, (16,)), fake_explain)
+        assert calls == [("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16", 10.21), ("tc_t256_r1_kw8_v16_u2_sk1_cs_m16", 11.48)]
+        assert rows[0]["no_pdl_limiter"] == without
+        assert rows[0]["agrees"] is agrees, rows[0]["why"]
+    # Other limiters ask explain once per row.
+    calls = []
+    lc.check(lc.rows_of(doc, (16,)), lambda s, m, c, d, w, t: calls.append(c) or explain_json("grid", s, m, c, measured_us=t))
+    assert len(calls) == 1
+
+
 def test_default_mode_needs_explain_to_have_used_the_time_given():
     doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8))
     # An explain that ignored --measured-us (named the limiter from the model) or used another time.
