@@ -57,6 +57,7 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 // (tests/tuner/defaults_test.cpp, Defaults.BorrowedConfigsOnTheRecordedSweeps) and bench's
 // "untuned" rows (bench/results/h200.md).
 constexpr double kBorrowSlack = 1.2;
+constexpr std::int64_t kMinWarpK = 256;
 
 bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& shape, int batch, WeightFormat weights,
                     const GpuModelParams& model) {
@@ -77,6 +78,11 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
       KernelConfig c = lent;
       c.split_k = split;
       if (why_invalid(c) || why_invalid_for(c, dtype, shape, batch, weights)) continue;
+      // No split that leaves a warp fewer than kMinWarpK elements of K, unless the lent one did:
+      // the model counts no per-warp cost, and on the H200 sweep of the wide tensor-core blocks
+      // a warp's K range of 128 ran 1.07-1.7x the best of its pair, 64 1.6-2.4x, never the best
+      // (sweeps/h200_batch_4316d86_kw_pdl.csv; 4096x4096's kw8 lent to 1024x4096 with split 4: 1.58x).
+      if (split != lent.split_k && shape.k / (static_cast<std::int64_t>(c.k_warps) * split) < kMinWarpK) continue;
       const ModelEstimate e = estimate(c, dtype, shape, model, weights);
       if (waves_there <= 1 && e.waves > 1) continue;
       if (first || e.time_us < best) best = e.time_us, out.config = c, first = false;

@@ -346,6 +346,17 @@ TEST_F(ResolveTest, BorrowedConfigGetsThisShapesSplitK) {
   EXPECT_EQ(same_n.config.split_k, 2);
 }
 
+// Nor a split that leaves a warp fewer than 256 elements of K: 4096x4096's wide block (8 warps
+// along K) lent to 1024x4096 at M = 4 took split 4 (128 a warp), 6.17 us on the H200 where split 2
+// ran 4.69 and the best config 3.91 (sweeps/h200_batch_4316d86_kw_pdl.csv).
+TEST_F(ResolveTest, BorrowedSplitKeepsAWarpsShareOfK) {
+  cache.store(batch_record({4096, 4096}, 4, "tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m4"));
+  const Resolved r = resolve_config(&cache, kH200, {1024, 4096}, DType::bf16, 4);
+  EXPECT_EQ(r.source, ConfigSource::nearest);
+  EXPECT_LE(r.config.split_k, 2) << r.source_text;
+  EXPECT_GE(4096 / (r.config.k_warps * r.config.split_k), 256) << to_string(r.config);
+}
+
 // A lent config gives way to the default of its kind, and the text says why, where no split
 // keeps its grid within one wave as it was (H200, int8 at M = 16: 4096x4096's 256-thread blocks,
 // one per SM, make 1.45 waves on 6144x4096 and ran 17.02 us, the default 10.64) or where the
