@@ -296,7 +296,11 @@ int cmd_explain(const std::vector<std::string>& args) {
   t.add({"model", fixed("%.2f", e.time_us) + " us, " + fixed("%.0f", x.predicted_gbps) + " GB/s",
          "launch " + fixed("%.2f", e.launch_us) + " + transfer " + fixed("%.2f", e.transfer_us) +
              (e.compute_us > 0 ? " (issue " + fixed("%.2f", e.compute_us) + ")" : std::string()) + " + split-K " +
-             fixed("%.2f", e.split_us) + " + reduction " + fixed("%.2f", e.reduce_us) + " us"});
+             fixed("%.2f", e.split_us) + " + reduction " + fixed("%.2f", e.reduce_us) + " us" +
+             // The plain loop's last trip repeats loads past a warp's share of a row (ModelEstimate::issued_loads).
+             (e.issued_loads > 1.0005 ? "; the transfer counts " + fixed("%.2f", e.issued_loads) +
+                                            "x the row's loads, the last trip of each warp repeating some"
+                                      : std::string())});
   if (x.measured)
     t.add({"measured", fixed("%.2f", x.measured->us) + " us, " + fixed("%.0f", x.measured_gbps) + " GB/s, " +
                            fixed("%.1f", 100 * *x.measured_share) + "% of the read ceiling",

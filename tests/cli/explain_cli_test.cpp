@@ -111,6 +111,29 @@ TEST_F(CliExplain, TextNamesEveryPartAndTheLimiter) {
   }
 }
 
+// A config whose warps' last trip repeats loads (kw4 u8 on K = 4096: 4 chunks a warp, trips of 8)
+// says so in the text and the JSON, and names repeated loads as its limiter; the same knobs at
+// unroll 4 issue the row's loads once.
+TEST_F(CliExplain, SaysWhenAWarpsLastTripRepeatsLoads) {
+  CliResult r = run({"explain", "--shape", "32000x4096", "--gpu", kH200Key, "--config",
+                     "t128_r1_kw4_v16_u8_sk1_cs_pdl", "--db", db(), "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["model"]["issued_loads"].get<double>(), 2.0);
+  EXPECT_GT(j["costs_us"]["repeated_loads"].get<double>(), 50.0);
+  EXPECT_EQ(j["limiter"], "repeated loads");
+  r = run({"explain", "--shape", "32000x4096", "--gpu", kH200Key, "--config", "t128_r1_kw4_v16_u8_sk1_cs_pdl", "--db", db()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "the transfer counts 2.00x the row's loads")) << r.out;
+  EXPECT_TRUE(contains(r.out, "limited by  repeated loads")) << r.out;
+  r = run({"explain", "--shape", "32000x4096", "--gpu", kH200Key, "--config", "t128_r1_kw4_v16_u4_sk1_cs_pdl", "--db", db(),
+           "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["model"]["issued_loads"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["costs_us"]["repeated_loads"].get<double>(), 0.0);
+}
+
 // --measured-us: a time measured elsewhere is reported as the measured time, with its source,
 // and decides the limiter; no GPU needed with --gpu.
 TEST_F(CliExplain, MeasuredUsIsReportedWithItsSourceAndDecidesTheLimiter) {
