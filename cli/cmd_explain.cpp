@@ -31,6 +31,11 @@ struct Measured {
   std::string skipped;  // why not, when !done
   double us = 0, gbps = 0;
   std::string check;
+  // A PDL config's twin without PDL (and without pf), timed the same way: what overlapping its
+  // launch, ramp and drain with the neighbouring calls saves, measured (the seeds' launch and
+  // ramp against the transfer). Empty without PDL, or where the twin failed its check.
+  std::optional<KernelConfig> no_pdl;
+  std::optional<double> no_pdl_us;
 };
 
 // One check and one graph-mode timing with the harness, as `run` does.
@@ -73,6 +78,17 @@ Measured measure(const KernelConfig& config, DType dtype, const Shape& shape, in
   r.done = true;
   r.us = t.us_per_call;
   r.gbps = t.gbps;
+  if (config.pdl) {
+    KernelConfig twin = config;
+    twin.pdl = twin.prefetch_l2 = false;
+    auto twin_kernel = kernels.get(twin, dtype, weights);
+    const LaunchFn twin_launch = [&](int copy, CUstream s) {
+      jit::launch_gemv(*twin_kernel, twin, problem.operands(copy), problem.workspace(), s);
+    };
+    r.no_pdl = twin;
+    if (verify_calls(twin_launch, problem, stream).ok)
+      r.no_pdl_us = time_calls(twin_launch, problem, stream, LaunchMode::graph).us_per_call;
+  }
   return r;
 }
 
@@ -232,6 +248,12 @@ int cmd_explain(const std::vector<std::string>& args) {
       if (meas.done) {
         j["measured"]["check"] = meas.check;
         j["measured"]["mode"] = "graph";
+        if (meas.no_pdl) {
+          const auto or_null = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+          j["measured"]["no_pdl_config"] = to_string(*meas.no_pdl);
+          j["measured"]["no_pdl_us"] = or_null(meas.no_pdl_us);
+          j["measured"]["pdl_saves_us"] = or_null(meas.no_pdl_us ? std::optional(*meas.no_pdl_us - meas.us) : std::nullopt);
+        }
       }
     } else {
       j["measured"] = nullptr;
@@ -305,6 +327,13 @@ int cmd_explain(const std::vector<std::string>& args) {
     t.add({"measured", fixed("%.2f", x.measured->us) + " us, " + fixed("%.0f", x.measured_gbps) + " GB/s, " +
                            fixed("%.1f", 100 * *x.measured_share) + "% of the read ceiling",
            x.measured->source + (meas.done ? ", checked against float64 (" + meas.check + ")" : std::string())});
+  if (meas.no_pdl)
+    t.add({"without PDL",
+           meas.no_pdl_us ? fixed("%.2f", *meas.no_pdl_us) + " us: PDL hides " + fixed("%.2f", *meas.no_pdl_us - meas.us) +
+                                " us (" + fixed("%.1f", 100 * (*meas.no_pdl_us - meas.us) / *meas.no_pdl_us) +
+                                "%) of launch, ramp and drain behind the calls before and after"
+                          : std::string("not measured: ") + to_string(*meas.no_pdl) + " failed its check",
+           to_string(*meas.no_pdl) + ", timed the same way"});
   else
     t.add({"measured", meas.skipped, ""});
   t.add({"limited by", x.verdict, ""});
