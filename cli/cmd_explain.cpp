@@ -36,6 +36,7 @@ struct Measured {
   // ramp against the transfer). Empty without PDL, or where the twin failed its check.
   std::optional<KernelConfig> no_pdl;
   std::optional<double> no_pdl_us;
+  std::string no_pdl_skipped;  // why the twin was not timed, when no_pdl is set and no_pdl_us is not
 };
 
 // One check and one graph-mode timing with the harness, as `run` does.
@@ -81,13 +82,26 @@ Measured measure(const KernelConfig& config, DType dtype, const Shape& shape, in
   if (config.pdl) {
     KernelConfig twin = config;
     twin.pdl = twin.prefetch_l2 = false;
-    auto twin_kernel = kernels.get(twin, dtype, weights);
-    const LaunchFn twin_launch = [&](int copy, CUstream s) {
-      jit::launch_gemv(*twin_kernel, twin, problem.operands(copy), problem.workspace(), s);
-    };
     r.no_pdl = twin;
-    if (verify_calls(twin_launch, problem, stream).ok)
-      r.no_pdl_us = time_calls(twin_launch, problem, stream, LaunchMode::graph).us_per_call;
+    if (auto why_not = why_invalid(twin); why_not || (why_not = why_invalid_for(twin, dtype, shape, m, weights))) {
+      r.no_pdl_skipped = *why_not;  // e.g. a block that needs PDL's registers
+      return r;
+    }
+    try {
+      auto twin_kernel = kernels.get(twin, dtype, weights);
+      const LaunchFn twin_launch = [&](int copy, CUstream s) {
+        jit::launch_gemv(*twin_kernel, twin, problem.operands(copy), problem.workspace(), s);
+      };
+      const Comparison twin_check = verify_calls(twin_launch, problem, stream);
+      if (twin_check.ok)
+        r.no_pdl_us = time_calls(twin_launch, problem, stream, LaunchMode::graph).us_per_call;
+      else
+        r.no_pdl_skipped = "it failed its check against float64 (" + twin_check.describe() + ")";
+    } catch (const CudaError&) {
+      throw;  // the context is no longer usable: as for the config itself
+    } catch (const std::exception& e) {
+      r.no_pdl_skipped = e.what();  // an NVRTC error of the twin: the config's own figures stand
+    }
   }
   return r;
 }
@@ -253,6 +267,7 @@ int cmd_explain(const std::vector<std::string>& args) {
           j["measured"]["no_pdl_config"] = to_string(*meas.no_pdl);
           j["measured"]["no_pdl_us"] = or_null(meas.no_pdl_us);
           j["measured"]["pdl_saves_us"] = or_null(meas.no_pdl_us ? std::optional(*meas.no_pdl_us - meas.us) : std::nullopt);
+          if (!meas.no_pdl_us) j["measured"]["no_pdl_skipped"] = meas.no_pdl_skipped;
         }
       }
     } else {
@@ -332,7 +347,7 @@ int cmd_explain(const std::vector<std::string>& args) {
            meas.no_pdl_us ? fixed("%.2f", *meas.no_pdl_us) + " us: PDL hides " + fixed("%.2f", *meas.no_pdl_us - meas.us) +
                                 " us (" + fixed("%.1f", 100 * (*meas.no_pdl_us - meas.us) / *meas.no_pdl_us) +
                                 "%) of launch, ramp and drain behind the calls before and after"
-                          : std::string("not measured: ") + to_string(*meas.no_pdl) + " failed its check",
+                          : "not measured: " + meas.no_pdl_skipped,
            to_string(*meas.no_pdl) + ", timed the same way"});
   else
     t.add({"measured", meas.skipped, ""});

@@ -108,6 +108,10 @@ TEST_F(CliExplain, TextNamesEveryPartAndTheLimiter) {
     EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
   if (!jit::driver_available()) {
     EXPECT_TRUE(contains(r.out, "no GPU: measured time skipped")) << r.out;
+    EXPECT_FALSE(contains(r.out, "without PDL")) << r.out;  // the twin is timed only beside a measurement
+  } else {
+    EXPECT_TRUE(contains(r.out, "without PDL ")) << r.out;  // a PDL config: its twin, timed or why not
+    EXPECT_TRUE(contains(r.out, "t128_r1_kw1_v16_u1_sk1_cs, timed the same way")) << r.out;
   }
 }
 
