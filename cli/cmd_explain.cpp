@@ -237,8 +237,8 @@ int cmd_explain(const std::vector<std::string>& args) {
                      {"partial_bytes", x.split_partial_bytes}, {"us", x.split_us}}},
         {"model", {{"time_us", e.time_us}, {"gbps", x.predicted_gbps}, {"launch_us", e.launch_us},
                    {"transfer_us", e.transfer_us}, {"compute_us", e.compute_us}, {"stream_us", e.stream_us},
-                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance}, {"turnover", e.turnover}, {"issued_loads", e.issued_loads},
-                   {"moved_bytes", x.moved_bytes}}},
+                   {"split_us", e.split_us}, {"reduce_us", e.reduce_us}, {"balance", e.balance}, {"turnover", e.turnover},
+                   {"issued_loads", e.issued_loads}, {"moved_bytes", x.moved_bytes}}},
         {"limiter", to_string(x.limiter)}, {"verdict", x.verdict},
         {"limiter_basis", x.measured_share ? "measured" : "model"},
         {"model_largest_cost", to_string(x.largest)},
@@ -342,6 +342,8 @@ int cmd_explain(const std::vector<std::string>& args) {
     t.add({"measured", fixed("%.2f", x.measured->us) + " us, " + fixed("%.0f", x.measured_gbps) + " GB/s, " +
                            fixed("%.1f", 100 * *x.measured_share) + "% of the read ceiling",
            x.measured->source + (meas.done ? ", checked against float64 (" + meas.check + ")" : std::string())});
+  else
+    t.add({"measured", meas.skipped, ""});
   if (meas.no_pdl)
     t.add({"without PDL",
            meas.no_pdl_us ? fixed("%.2f", *meas.no_pdl_us) + " us: PDL hides " + fixed("%.2f", *meas.no_pdl_us - meas.us) +
@@ -349,8 +351,6 @@ int cmd_explain(const std::vector<std::string>& args) {
                                 "%) of launch, ramp and drain behind the calls before and after"
                           : "not measured: " + meas.no_pdl_skipped,
            to_string(*meas.no_pdl) + ", timed the same way"});
-  else
-    t.add({"measured", meas.skipped, ""});
   t.add({"limited by", x.verdict, ""});
   return cubin ? kOk : kRuntimeError;
 }

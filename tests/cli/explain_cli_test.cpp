@@ -192,6 +192,8 @@ TEST_F(CliExplain, MeasuredUsIsReportedWithItsSourceAndDecidesTheLimiter) {
       << r.out;
   EXPECT_TRUE(contains(r.out, "limited by  launch and ramp: measured 79.1% of the read ceiling")) << r.out;
   EXPECT_FALSE(contains(r.out, "measured time skipped")) << r.out;
+  // One measured row: the given time's, no second one for a measurement not made.
+  EXPECT_EQ(r.out.find("  measured "), r.out.rfind("  measured ")) << r.out;
 }
 
 TEST_F(CliExplain, MeasuredUsMustBePositiveAndFinite) {
