@@ -38,7 +38,8 @@ bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
          hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
-         m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row && ring == o.ring;
+         m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row && ring == o.ring &&
+         tile_rows == o.tile_rows;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -51,6 +52,7 @@ std::string to_string(const KernelConfig& c) {
   if (c.ring) s += "_ring";
   if (c.aligned_body) s += "_al";
   if (c.lanes_per_row != 32) s += "_ln" + std::to_string(c.lanes_per_row);
+  if (c.tile_rows != 16) s += "_w" + std::to_string(c.tile_rows);
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
@@ -58,8 +60,8 @@ std::string to_string(const KernelConfig& c) {
 KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
-                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_pdl_ring, ..._cs_m8, ..._cs_ln8_m16 or "
-                           "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16)");
+                           " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_pdl_ring, ..._cs_m8, ..._cs_ln8_m16, "
+                           "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16 or tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_w8_m16)");
   };
   std::vector<std::string_view> fields;
   for (std::size_t start = 0;;) {
@@ -115,8 +117,14 @@ KernelConfig parse_config(std::string_view text) {
     if (c.lanes_per_row == 32) throw bad("32 lanes per row is written by leaving the field out");
     ++i;
   }
+  if (i < fields.size() && fields[i].substr(0, 1) == "w") {
+    positive(fields[i].substr(1), fields[i], &c.tile_rows);
+    if (c.tile_rows == 16) throw bad("16-row tiles are written by leaving the field out");
+    ++i;
+  }
   if (i < fields.size())
-    throw bad("field '" + std::string(fields[i]) + "' after the load hint must be pdl, pf (after pdl), ring, al or ln, in that order");
+    throw bad("field '" + std::string(fields[i]) +
+              "' after the load hint must be pdl, pf (after pdl), ring, al, ln or w, in that order");
   return c;
 }
 
@@ -146,14 +154,18 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "lanes per row " + to_string(c.lanes_per_row) + " is not 8, 16 or 32";
   if (c.lanes_per_row != 32 && (c.family != Family::cuda_core || c.aligned_body || c.prefetch_l2))
     return "lanes per row (ln) below 32 is a knob of the plain CUDA-core kernel, without al or pf";
+  if (c.tile_rows != 16 && c.tile_rows != 8) return "tensor-core tiles of " + to_string(c.tile_rows) + " rows: 16 or 8";
+  if (c.tile_rows != 16 && (c.family != Family::tensor_core || c.ring))
+    return "8-row tiles (w8) are a knob of the tensor-core family's register loads, not of CUDA cores or the ring";
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
-      return "tensor cores take 1, 2 or 4 16-row tiles per warp, not " + to_string(c.rows_per_warp);
+      return "tensor cores take 1, 2 or 4 tiles per warp, not " + to_string(c.rows_per_warp);
     if (c.unroll == 8) return "unroll 8 is outside the tensor-core family's 1, 2 or 4";
-    const int in_flight = 2 * c.rows_per_warp * c.unroll * c.vec_bytes;
+    const int lane_rows = c.tile_rows / 8;  // rows a lane loads per tile: g and g + 8, or g
+    const int in_flight = lane_rows * c.rows_per_warp * c.unroll * c.vec_bytes;
     if (in_flight > kMaxBytesInFlightPerThreadTc)
-      return "2 rows x tiles x unroll x 16 = " + to_string(in_flight) + " bytes per thread exceeds the " +
+      return to_string(lane_rows) + " rows x tiles x unroll x 16 = " + to_string(in_flight) + " bytes per thread exceeds the " +
              to_string(kMaxBytesInFlightPerThreadTc) + "-byte register budget";
     return std::nullopt;
   }
@@ -201,6 +213,7 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
            "not of dense " + std::string(to_string(t)) + " weights";
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
+  if (c.tile_rows != 16) return f + " weights: 8-row tiles (w8) take dense weights";
   const bool tc = c.family == Family::tensor_core;
   if (c.ring && is_int4(weights) && !tc)
     return f + " weights take no ring on CUDA cores (int4g128's ring is the tensor-core family's)";
@@ -349,6 +362,7 @@ KernelConfig with_vec_bytes(KernelConfig c, int width) {
     c.family = Family::cuda_core;
     c.rows_per_warp = 1;
     c.unroll = 4;
+    c.tile_rows = 16;  // the tensor-core tile's knob: none on CUDA cores
   }
   return c;
 }

@@ -34,6 +34,14 @@ constexpr int kMaxCudaCoreBatch = 2;
 // larger shapes, whose grid fills the GPU, gained nothing. 512 threads leave 128 registers a
 // thread under the launch bounds: one tile a warp and PDL (without PDL, unroll 2 spilled 12-16
 // bytes at m <= 8; 8 warps along K in 512 threads spilled likewise and won no swept pair).
+// 8-row tiles (w8) make twice the tensor-core tiles of a 16-row layout, which pays where 16-row
+// tiles are too few to give every SM a block: on the H200, every PDL tensor-core config swept
+// (bench/results/h200.md, "8-row tensor-core tiles"), 1024x4096 (64 tiles of 16 rows) ran 10% faster at
+// M = 4 and 6% at M = 8 with them, and 4096x4096, 6144x4096 and 14336x4096 (256 or more tiles)
+// 1-15% slower. So the search space holds them for shapes of at most kMaxRowsForEightRowTiles
+// rows (search_space_for), a warp one tile: two 8-row tiles a warp load and multiply as one
+// 16-row tile does.
+
 bool wide_knobs_kept(const KernelConfig& c) {
   if (c.threads == 512) return c.k_warps == 16 && c.rows_per_warp == 1 && c.pdl;
   return true;
@@ -47,11 +55,15 @@ void add_batched(DType t, int m, Family family, std::vector<KernelConfig>& out, 
         for (int unroll : {1, 2, 4})
           for (int overlap : {0, 1})
             for (int split : kBatchedSplitK)
-            for (int lanes : {32, 8}) {
+            for (int lanes : {32, 8})
+            for (int tile_rows : {16, 8}) {
               if (!tc && threads == 64) continue;
+              // 8-row tiles one a warp only: two of them load and multiply as one 16-row tile.
+              if (tile_rows == 8 && !(tc && rows == 1)) continue;
               if ((tc || t != DType::f32) && lanes != 32) continue;  // ln8 lost every bf16 M = 2 pair
               KernelConfig c;
               c.lanes_per_row = lanes;
+              c.tile_rows = tile_rows;
               c.family = family;
               c.threads = threads;
               c.k_warps = k_warps;
@@ -207,7 +219,8 @@ std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& conf
 std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m, WeightFormat weights) {
   std::vector<KernelConfig> out;
   for (const KernelConfig& c : default_search_space(t, m, weights))
-    if (!why_invalid_for(c, t, s, m, weights)) out.push_back(c);
+    if (!why_invalid_for(c, t, s, m, weights) && (c.tile_rows == 16 || s.n <= kMaxRowsForEightRowTiles))
+      out.push_back(c);
   if (!is_quantized(weights) && s.k * static_cast<std::int64_t>(dtype_size(t)) % 16 != 0) {
     std::vector<KernelConfig> al;
     add_aligned_body(t, m, al);

@@ -24,6 +24,13 @@
 // set and take turns along K in runs of U chunks; gridDim.y blocks split K (finish_block
 // combines in fixed order).
 //
+// 8-row tiles (GEMV_TC_W8, the "w8" knob, dense weights): the operands swap, D (batch x W rows)
+// = X (batch x K) * W^T (K x 8 rows), X the A operand (batch rows g and g + 8) and W the B
+// operand (row g), with the same K positions per lane, so each lane loads 16 bytes of one W
+// row and of its two X rows. A tile is then 8 rows of W: twice the tiles of the 16-row layout,
+// so a small N still spreads over the SMs without split-K (1024 rows: 128 tiles, not 64). At
+// m <= 8 the A operand's rows g + 8 are zeros; each tile costs two mma per chunk whatever m.
+//
 // 8-bit weights (GEMV_WFORMAT 1, 2, 3: int8, fp8 e4m3 with a scale per row or per tensor; the
 // prelude's quantized formats): the same loads and mma, with W's 16 bytes a lane holding 16
 // weights, so a chunk is 64 elements of a row (4 lanes x 16) and each lane converts its bytes
@@ -71,6 +78,12 @@
 #ifndef GEMV_WFORMAT
 #define GEMV_WFORMAT 0  // dense; 1, 2, 3: 8-bit weights (see above)
 #endif
+#ifndef GEMV_TC_W8
+#define GEMV_TC_W8 0  // 1: 8-row tiles, W the mma's B operand (see above)
+#endif
+#if GEMV_TC_W8 && GEMV_WFORMAT != 0
+#error "8-row tiles (w8) take dense weights"
+#endif
 #if GEMV_WFORMAT == 4 && GEMV_GROUP != 128
 #error "int4 on tensor cores takes int4g128 weights"
 #endif
@@ -85,9 +98,12 @@
 #endif
 
 #define GEMV_WARPS (GEMV_THREADS / 32)
-#define GEMV_WARP_ROWS (16 * GEMV_ROWS_PER_WARP)
+#define GEMV_TILE_ROWS (GEMV_TC_W8 ? 8 : 16)
+#define GEMV_TILE_LOADS (GEMV_TC_W8 ? 1 : 2)  // W rows a lane loads per tile: g (and g + 8)
+#define GEMV_WARP_ROWS (GEMV_TILE_ROWS * GEMV_ROWS_PER_WARP)
 #define GEMV_BLOCK_ROWS (GEMV_WARPS / GEMV_K_WARPS * GEMV_WARP_ROWS)
-#define GEMV_N_TILES ((GEMV_M_TILE + 7) / 8)
+#define GEMV_N_TILES ((GEMV_M_TILE + 7) / 8)  // batch rows g + 8 nt a lane loads X for
+#define GEMV_ACC_TILES (GEMV_TC_W8 ? 1 : GEMV_N_TILES)  // D fragments per W tile
 #if GEMV_WFORMAT == 0
 #define GEMV_TC_CHUNK 32  // elements of one row a warp-wide load covers (4 lanes x 8)
 #define GEMV_SPLIT_ALIGN (128 / GEMV_ESIZE)  // split boundaries fall on 128-byte lines
@@ -195,6 +211,21 @@ __device__ __forceinline__ void mma_tile_chunk(float (&d0)[NT][4], float (&d1)[N
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) mma_chunk(d0[nt], d1[nt], a, b, xv[nt][s]);
   }
+#endif
+}
+
+// One chunk of one tile, whichever tile layout: w this lane's 16-byte loads of the tile's rows
+// (g and g + 8, or g alone with 8-row tiles), xv[nt] the loads of X of batch rows g + 8 nt.
+template <int NT, int XV>
+__device__ __forceinline__ void tile_chunk(float (&d0)[GEMV_ACC_TILES][4], float (&d1)[GEMV_ACC_TILES][4],
+                                           const uint4 (&w)[GEMV_TILE_LOADS], const uint4 (&xv)[NT][XV]) {
+#if GEMV_TC_W8
+  // A = X: a0/a2 batch row g, a1/a3 row g + 8 (zeros at m tile <= 8); B = W row g.
+  const uint4 lo = xv[0][0], hi = NT > 1 ? xv[NT - 1][0] : make_uint4(0, 0, 0, 0);
+  mma_16816(d0[0], lo.x, hi.x, lo.y, hi.y, w[0].x, w[0].y);
+  mma_16816(d1[0], lo.z, hi.z, lo.w, hi.w, w[0].z, w[0].w);
+#else
+  mma_tile_chunk<NT, XV>(d0, d1, w[0], w[1], xv);
 #endif
 }
 
@@ -307,9 +338,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int ke = min(k, kb + per_split);
   const int full_chunks = (ke - kb) / CHUNK;
 
-  // Rows g and g+8 of each tile; rows past N read row N-1 and are never written.
+  // Rows g and g+8 of each tile (g alone with 8-row tiles); rows past N read row N-1 and are
+  // never written.
   constexpr int LANE_K = CHUNK / 4;  // elements of a row per lane and chunk
-  const welem_t* wr[R][2];
+  constexpr int TL = GEMV_TILE_LOADS, TR = GEMV_TILE_ROWS, AT = GEMV_ACC_TILES;
+  const welem_t* wr[R][TL];
 #if GEMV_WFORMAT == 4
   // This lane's scale or zero of each tile (i4_lane_factors), one group per chunk.
   const elem_t* fp[R];
@@ -325,9 +358,9 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < TL; ++h) {
 #if GEMV_WFORMAT == 0
-      wr[i][h] = row_weights(seg, min(row0 + 16 * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
+      wr[i][h] = row_weights(seg, min(row0 + TR * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
 #elif GEMV_WFORMAT == 4
       wr[i][h] = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1)).q + q_byte(kb + t * LANE_K);
 #else
@@ -345,11 +378,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     xr[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0) + kb + t * LANE_K;
   }
 
-  float acc[R][NT][4], acc2[R][NT][4];  // the two mma chains of each tile (mma_chunk)
+  float acc[R][AT][4], acc2[R][AT][4];  // the two mma chains of each tile (mma_chunk)
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+    for (int nt = 0; nt < AT; ++nt)
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[i][nt][j] = acc2[i][nt][j] = 0.f;
 
@@ -367,13 +400,13 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (active) {
     for (int run = kw; run < runs; run += KW) {
       const int c0 = run * U;
-      uint4 wv[U][R][2];
+      uint4 wv[U][R][TL];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u) * GEMV_TC_STEP);
+          for (int h = 0; h < TL; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u) * GEMV_TC_STEP);
 #if GEMV_WFORMAT == 4
       unsigned fv[U][R];
 #pragma unroll
@@ -392,7 +425,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
             for (int i = 0; i < R; ++i)
 #pragma unroll
-              for (int h = 0; h < 2; ++h) prefetch_l2(wr[i][h] - t * LANE_K + later * U * CHUNK + e);
+              for (int h = 0; h < TL; ++h) prefetch_l2(wr[i][h] - t * LANE_K + later * U * CHUNK + e);
 #endif
         wait_for_previous_grid();
         waited = true;
@@ -411,7 +444,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
+        for (int i = 0; i < R; ++i) tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i], xv[u]);
 #endif
     }
     // Fewer than U chunks left after the runs, spread over the warps (c = runs U + kw, + KW,
@@ -426,7 +459,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     const int c0 = runs * U + kw;
     if (U > 1 && c0 < full_chunks) {
       bool ok[LU];
-      uint4 wv[LU][R][2];
+      uint4 wv[LU][R][TL];
 #pragma unroll
       for (int u = 0; u < LU; ++u) {
         ok[u] = c0 + u * KW < full_chunks;
@@ -434,7 +467,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
           for (int i = 0; i < R; ++i)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u * KW) * GEMV_TC_STEP);
+            for (int h = 0; h < TL; ++h) wv[u][i][h] = load_tc_weights(wr[i][h] + (c0 + u * KW) * GEMV_TC_STEP);
       }
 #if GEMV_WFORMAT == 4
       unsigned fv[LU][R];
@@ -464,7 +497,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           i4_chunk<R, NT>(acc, wv[u], xv[u], fv[u], lane, ones, mask, bias);
 #else
 #pragma unroll
-          for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i][0], wv[u][i][1], xv[u]);
+          for (int i = 0; i < R; ++i) tile_chunk<NT, XV>(acc[i], acc2[i], wv[u][i], xv[u]);
 #endif
         }
     }
@@ -477,11 +510,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #if GEMV_WFORMAT != 4
     if (rest > 0 && kw == KW - 1) {
       const int off = full_chunks * CHUNK, count = rest - t * LANE_K;
-      uint4 wv[R][2];
+      uint4 wv[R][TL];
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < TL; ++h) {
 #if GEMV_WFORMAT == 0
           wv[i][h] = load_partial<false>(wr[i][h] + off, count);
 #else
@@ -494,7 +527,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int s = 0; s < XV; ++s) xv[nt][s] = xok[nt] ? load_partial<true>(xr[nt] + off + 8 * s, count - 8 * s) : zero;
 #pragma unroll
-      for (int i = 0; i < R; ++i) mma_tile_chunk<NT, XV>(acc[i], acc2[i], wv[i][0], wv[i][1], xv);
+      for (int i = 0; i < R; ++i) tile_chunk<NT, XV>(acc[i], acc2[i], wv[i], xv);
     }
 #else
     static_cast<void>(rest);
@@ -507,7 +540,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+    for (int nt = 0; nt < AT; ++nt)
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         acc[i][nt][j] += acc2[i][nt][j];
@@ -515,5 +548,5 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         acc[i][nt][j] *= scale[i][j / 2];  // D fragment j: row g + 8 (j / 2)
 #endif
       }
-  finish_tc_tiles<R, NT, KW, GEMV_THREADS>(seg, acc, row0, m, n, partials, tickets);
+  finish_tc_tiles<R, AT, KW, GEMV_THREADS, TR>(seg, acc, row0, m, n, partials, tickets);
 }

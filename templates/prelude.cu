@@ -423,14 +423,24 @@ __device__ __forceinline__ void finish_cc_rows(const GemvSegments& seg, const fl
 }
 
 // ---- the end of a tensor-core kernel (gemv_tc.cu, gemv_qtc.cu) ------------------------------
-// acc[i][nt][j] is the D fragment of the warp's tile i and batch tile nt: weight row
-// row0 + 16 i + g + 8 (j / 2), batch row 8 nt + 2 t + j % 2 (g = lane / 4, t = lane % 4).
+// acc[i][nt][j] is the D fragment of the warp's tile i and batch tile nt: with 16-row tiles
+// (TILE 16) weight row row0 + 16 i + g + 8 (j / 2), batch row 8 nt + 2 t + j % 2 (g = lane / 4,
+// t = lane % 4); with 8-row tiles (TILE 8, gemv_tc.cu's w8: X is the A operand, NT 1) weight
+// row row0 + 8 i + 2 t + j % 2, batch row g + 8 (j / 2).
 // With one warp per row set and no split-K each lane writes its own outputs; otherwise the KW
 // warps of a row set are combined in a fixed order and finish_block writes or publishes them.
-template <int R, int NT, int KW, int THREADS>
+template <int TILE>
+__device__ __forceinline__ int tc_fragment_row(int i, int g, int t, int j) {
+  return TILE == 8 ? 8 * i + 2 * t + j % 2 : 16 * i + g + 8 * (j / 2);
+}
+template <int TILE>
+__device__ __forceinline__ int tc_fragment_batch_row(int nt, int g, int t, int j) {
+  return TILE == 8 ? g + 8 * (j / 2) : 8 * nt + 2 * t + j % 2;
+}
+template <int R, int NT, int KW, int THREADS, int TILE = 16>
 __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const float (&acc)[R][NT][4], int row0, int m,
                                                 int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
-  constexpr int WARPS = THREADS / 32, WARP_ROWS = 16 * R, BLOCK_ROWS = WARPS / KW * WARP_ROWS;
+  constexpr int WARPS = THREADS / 32, WARP_ROWS = TILE * R, BLOCK_ROWS = WARPS / KW * WARP_ROWS;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   if (KW == 1 && gridDim.y == 1) {
 #pragma unroll
@@ -439,7 +449,7 @@ __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const f
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const int row = row0 + 16 * i + g + 8 * (j / 2), mi = 8 * nt + 2 * t + j % 2;
+          const int row = row0 + tc_fragment_row<TILE>(i, g, t, j), mi = tc_fragment_batch_row<TILE>(nt, g, t, j);
           if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(acc[i][nt][j]);
         }
     return;
@@ -455,8 +465,11 @@ __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const f
   __syncthreads();
   const auto block_sum = [&](int idx) {
     const int mi = idx / BLOCK_ROWS, rb = idx % BLOCK_ROWS;
-    const int group = rb / WARP_ROWS, i = rb % WARP_ROWS / 16, rr = rb % 16;
-    const int nt = mi / 8, j = (rr / 8) * 2 + mi % 2, src = (rr % 8) * 4 + (mi % 8) / 2;
+    const int group = rb / WARP_ROWS, i = rb % WARP_ROWS / TILE, rr = rb % TILE;
+    // The lane and fragment holding (rr, mi): the inverse of tc_fragment_row / _batch_row.
+    const int nt = TILE == 8 ? 0 : mi / 8;
+    const int j = TILE == 8 ? (mi / 8) * 2 + rr % 2 : (rr / 8) * 2 + mi % 2;
+    const int src = TILE == 8 ? (mi % 8) * 4 + rr / 2 : (rr % 8) * 4 + (mi % 8) / 2;
     float sum = 0.f;
 #pragma unroll
     for (int w = 0; w < KW; ++w) sum += frags[((group * KW + w) * FRAG + (i * NT + nt) * 4 + j) * 32 + src];

@@ -65,7 +65,10 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     // rows x n-tiles x 4, gave 56-152 for them (a tile of 16 rows at M = 16 took 124 registers,
     // the estimate 80). 8-bit: each chunk in flight also holds its converted halves, RMS error 9.
     const double u = c.unroll;
-    regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows + 20 * n_tiles;
+    // 8-row tiles (w8) hold one row's loads a tile where 16-row tiles hold two: 92 registers
+    // for tc_t128_r1_kw1_u2 at m tile 16 (NVRTC 13.0, sm_90) against 122 with 16-row tiles.
+    const double tile_share = c.tile_rows / 16.0;
+    regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows * tile_share + 20 * n_tiles;
   } else if (quantized && c.ring) {
     // The ring keeps the weights in flight in shared memory: 52-55 registers at 1 row, 76-80 at
     // 2, 111-116 at 4, whatever the unroll (int8 and fp8, NVRTC 13.0, sm_90).
@@ -87,7 +90,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double waves = blocks / (per_sm * sms);
 
   // Loads a warp keeps in flight: limited by the chunks its K range holds. On tensor cores a
-  // lane loads 16 bytes of each of two rows per 16-row tile, and 4 lanes cover 32 elements;
+  // lane loads 16 bytes of each of two rows per 16-row tile (one row per 8-row tile), and 4
+  // lanes cover 32 elements;
   // int4 on tensor cores keeps `unroll` ring stages of two 128-element chunks in flight, the
   // 8-bit ring `unroll` stages of one chunk per row.
   const double elems_per_vec = c.vec_bytes / esize;
@@ -102,7 +106,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // stands in for what u1's lines split between warps and u4's registers cost.
   const double loads = std::min<double>(c.unroll, chunks);
   const double warp_bytes =
-      32.0 * c.vec_bytes * (tc ? 2.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
+      32.0 * c.vec_bytes * (tc ? c.tile_rows / 8.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
 
   // Per SM: the blocks it holds at once, and Little's law on their loads. The busiest SM sets
   // the time: with few blocks per SM, ceil(blocks / SMs) against the average (an SM with 2

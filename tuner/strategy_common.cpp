@@ -67,6 +67,10 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
   KernelConfig other_ring = leader;
   other_ring.ring = !leader.ring;
   wanted.push_back(other_ring);
+  // Tensor cores: the same knobs on the other tile (16 or 8 rows of W, w8).
+  KernelConfig other_tile = leader;
+  other_tile.tile_rows = leader.tile_rows == 16 ? 8 : 16;
+  wanted.push_back(other_tile);
   KernelConfig other_hint = leader;
   other_hint.hint = leader.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
   wanted.push_back(other_hint);

@@ -3,10 +3,10 @@
 // the config; the config only says the most batch rows its kernel takes (m tile).
 //
 // Text form (used in kernel names, logs, the CLI and the cache), fields in this order:
-//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_ring][_al][_ln8][_m8]
+//   [tc_]t128_r2_kw1_v16_u4_sk3_cs[_pdl[_pf]][_ring][_al][_ln8][_w8][_m8]
 //   tc  the tensor-core family (mma.sync, bf16/fp16); absent: the CUDA-core family
 //   t   threads per block            kw  warps that share one row set along K
-//   r   rows per warp (tensor cores: 16-row tiles per warp, 1, 2 or 4)
+//   r   rows per warp (tensor cores: tiles of 16 rows, or 8 with w8, per warp: 1, 2 or 4)
 //   v   bytes per weight load (2, 4, 8, 16; tensor cores: 16)
 //   u   loads in flight per row before first use (unroll depth)
 //   sk  split-K: blocks along K whose partial sums are combined in fixed order
@@ -27,6 +27,8 @@
 //   ln  lanes per row (CUDA cores, 16 or 8; absent means 32): 32 / ln rows side by side in
 //       each warp-wide load, so lanes of different rows share their x loads (at M > 1 the x
 //       loads' L1 cost falls by 32 / ln); the warp owns r x 32 / ln rows
+//   w8  8-row tiles (dense tensor cores): W is the mma's B operand and X its A operand, so a
+//       tile is 8 rows of W, not 16, and a small N makes twice the tiles (templates/gemv_tc.cu)
 //   m   the m tile: the kernel computes up to this many rows of X (batch); absent means 1
 // Parsing is strict: to_string(parse_config(s)) == s for every accepted s.
 #pragma once
@@ -62,12 +64,13 @@ struct KernelConfig {
   bool aligned_body = false;  // "al": 16-byte loads whatever the alignment of W's rows and x
   int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
   bool ring = false;          // "ring": weights through a shared-memory ring (8-bit CUDA cores, int4 tensor cores)
+  int tile_rows = 16;         // "w8": rows of W per tensor-core tile, 16 or 8 (dense tensor cores)
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /
-  // lanes_per_row), or rows_per_warp 16-row tiles on tensor cores.
+  // lanes_per_row), or rows_per_warp tiles of tile_rows rows on tensor cores.
   int warp_rows() const {
-    return family == Family::tensor_core ? 16 * rows_per_warp : rows_per_warp * (32 / lanes_per_row);
+    return family == Family::tensor_core ? tile_rows * rows_per_warp : rows_per_warp * (32 / lanes_per_row);
   }
   // Rows one block produces: warps are grouped k_warps at a time onto one row set.
   int block_rows() const { return warps() / k_warps * warp_rows(); }

@@ -1,5 +1,6 @@
 // The search space the tuner explores, and the rules that trim it for one shape.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "gemvtune/config.hpp"
@@ -29,7 +30,12 @@ bool wide_k_block(const KernelConfig& c);
 // so configs that differ only in it share one compiled kernel. Returned with split_k = 1.
 std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& configs);
 
-// The configs of the default space that can run this dtype, shape and batch (why_invalid_for).
+// The most rows of W for which the space holds 8-row tensor-core tiles (w8): 128 tiles of 16
+// rows, fewer than the SMs of a large GPU (search_space.cpp says why).
+inline constexpr std::int64_t kMaxRowsForEightRowTiles = 2048;
+
+// The configs of the default space that can run this dtype, shape and batch (why_invalid_for;
+// 8-row tiles only up to kMaxRowsForEightRowTiles rows).
 std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);
 

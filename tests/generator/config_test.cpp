@@ -206,6 +206,67 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_EQ(to_string(with_vec_bytes(parse_config("t64_r4_kw1_v16_u8_sk1_cs_ring"), 16)), "t64_r4_kw1_v16_u8_sk1_cs_ring");
 }
 
+// 8-row tensor-core tiles (w8): one text, half the rows a warp owns, dense tensor cores only, in
+// the space for small N only, and a narrower-load fallback that is a plain CUDA-core config.
+TEST(Config, EightRowTilesRoundTripAndRules) {
+  const KernelConfig c = parse_config("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_w8_m8");
+  EXPECT_EQ(c.tile_rows, 8);
+  EXPECT_EQ(to_string(c), "tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_w8_m8");
+  EXPECT_EQ(c.warp_rows(), 8);
+  EXPECT_EQ(c.block_rows(), 8);  // 16 warps, all along K: one 8-row tile a block
+  EXPECT_EQ(parse_config("tc_t128_r2_kw1_v16_u2_sk1_cs_w8_m16").block_rows(), 4 * 2 * 8);
+  EXPECT_FALSE(why_invalid_for(c, DType::bf16, {1024, 4096}, 8));
+  EXPECT_FALSE(why_invalid_for(c, DType::f16, {1024, 4096}, 3));
+  // Written once: w16 is the default, other sizes and orders are refused.
+  for (const char* text : {"tc_t128_r1_kw1_v16_u2_sk1_cs_w16_m8", "tc_t128_r1_kw1_v16_u2_sk1_cs_w08_m8",
+                           "tc_t128_r1_kw1_v16_u2_sk1_cs_m8_w8", "tc_t128_r1_kw1_v16_u2_sk1_cs_w8_w8_m8",
+                           "tc_t128_r1_kw1_v16_u2_sk1_cs_w_m8"})
+    EXPECT_THROW(parse_config(text), InvalidArgument) << text;
+  const auto four = why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_w4_m8"));
+  ASSERT_TRUE(four);
+  EXPECT_NE(four->find("16 or 8"), std::string::npos) << *four;
+  // Not on CUDA cores, not with the ring, not with quantized weights.
+  EXPECT_NE(why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_w8_m8"))->find("w8"), std::string::npos);
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ring_w8_m8")));
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128}) {
+    const auto why = why_invalid_for(c, DType::bf16, {1024, 4096}, 8, w);
+    ASSERT_TRUE(why) << to_string(w);
+    EXPECT_NE(why->find("w8"), std::string::npos) << *why;
+  }
+  EXPECT_TRUE(why_invalid_for(c, DType::f32, {1024, 4096}, 8));
+  // A lane loads one row a tile, so the register budget takes twice the unroll of 16-row tiles.
+  EXPECT_FALSE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u4_sk1_cs_w8_m8")));
+  EXPECT_TRUE(why_invalid(parse_config("tc_t128_r4_kw1_v16_u4_sk1_cs_m8")));
+  // Narrower loads: the CUDA-core kernel, which has no tiles.
+  const KernelConfig narrow = with_vec_bytes(c, 8);
+  EXPECT_EQ(narrow.family, Family::cuda_core);
+  EXPECT_EQ(narrow.tile_rows, 16);
+  EXPECT_FALSE(why_invalid(narrow)) << to_string(narrow);
+  EXPECT_FALSE(why_invalid(misaligned_variant(c, 2))) << to_string(misaligned_variant(c, 2));
+  // In the space at M > 1 for N <= kMaxRowsForEightRowTiles, one tile a warp; never at M = 1 or
+  // for larger N, and never with quantized weights.
+  std::size_t w8 = 0;
+  for (const KernelConfig& x : search_space_for(DType::bf16, {1024, 4096}, 8)) {
+    if (x.tile_rows != 8) continue;
+    ++w8;
+    EXPECT_EQ(x.family, Family::tensor_core);
+    EXPECT_EQ(x.rows_per_warp, 1) << to_string(x);
+  }
+  EXPECT_GE(w8, 100u);
+  const auto at_2048 = search_space_for(DType::bf16, {2048, 4096}, 16);
+  EXPECT_TRUE(std::any_of(at_2048.begin(), at_2048.end(), [](const KernelConfig& x) { return x.tile_rows == 8; }));
+  for (const Shape& s : {Shape{2049, 4096}, Shape{4096, 4096}})
+    for (const KernelConfig& x : search_space_for(DType::bf16, s, 8)) EXPECT_EQ(x.tile_rows, 16) << to_string(x);
+  for (const KernelConfig& x : search_space_for(DType::bf16, {1024, 4096}, 1)) EXPECT_EQ(x.tile_rows, 16);
+  for (const KernelConfig& x : search_space_for(DType::bf16, {1024, 4096}, 8, WeightFormat::int8))
+    EXPECT_EQ(x.tile_rows, 16) << to_string(x);
+  // The generator asks the template for 8-row tiles.
+  EXPECT_NE(generate_source(c, DType::bf16, WeightFormat::dense).find("#define GEMV_TC_W8 1"), std::string::npos);
+  EXPECT_EQ(generate_source(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_m8"), DType::bf16, WeightFormat::dense)
+                .find("#define GEMV_TC_W8 1"),
+            std::string::npos);
+}
+
 TEST(Config, EightBitWeightsOnTensorCores) {
   // int8, fp8 and fp8t run the dense tensor-core kernel (templates/gemv_tc.cu), converting in
   // registers, as int4g128 without the ring does; fp32 activations have none.

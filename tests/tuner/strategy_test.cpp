@@ -269,6 +269,24 @@ TEST(Strategy, NeighboursOfAnEightBitLeaderFlipTheRing) {
   for (const KernelConfig& c : neighbours(parse_config("t128_r2_kw1_v16_u4_sk1_cs_pdl"), space())) EXPECT_FALSE(c.ring);
 }
 
+TEST(Strategy, NeighboursOfATensorCoreLeaderFlipTheTile) {
+  // A small N's batched space holds 8-row tiles (w8) beside 16-row ones: a leader reaches the
+  // other tile with the same knobs, and back; a large N's space has none to offer.
+  const std::vector<KernelConfig> small = search_space_for(DType::bf16, parse_shape("1024x4096"), 8);
+  std::set<std::string> got;
+  for (const KernelConfig& c : neighbours(parse_config("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_m8"), small))
+    got.insert(to_string(c));
+  EXPECT_TRUE(got.count("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_w8_m8"));
+  got.clear();
+  for (const KernelConfig& c : neighbours(parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_w8_m8"), small))
+    got.insert(to_string(c));
+  EXPECT_TRUE(got.count("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m8"));
+  EXPECT_TRUE(got.count("tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_w8_m8"));  // unroll, same tile
+  const std::vector<KernelConfig> large = search_space_for(DType::bf16, parse_shape("4096x4096"), 8);
+  for (const KernelConfig& c : neighbours(parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m8"), large))
+    EXPECT_EQ(c.tile_rows, 16) << to_string(c);
+}
+
 TEST(Strategy, NeighboursSkipInvalidConfigs) {
   // r4 u2 is at the register budget: r4 u4 is not in the space, nor is kw4 with 64 threads.
   const KernelConfig leader = parse_config("t64_r4_kw2_v16_u2_sk1_nc_pdl");
