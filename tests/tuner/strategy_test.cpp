@@ -395,3 +395,11 @@ TEST(Strategy, ModelGuidedOnTheRecordedBatchedSweepsOfTheCurrentTensorCoreKernel
 TEST(Strategy, ModelGuidedFindsTheWideBlocksWhereTheyWin) {
   EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_4316d86_kw_pdl.csv", 250), 9);
 }
+
+// The same with 8-row tiles (w8): h200_batch_4c9be3b_w8_pdl.csv holds every PDL tensor-core
+// config of 8 bf16 pairs at M = 4, 8, 16, w8 for every N (bench/results/h200.md, "8-row
+// tensor-core tiles"), where w8 won 1024x4096 at M = 4 and 8 by 10% and 6%; every recorded
+// config is ranked, w8 on the larger shapes too (the space holds it for N <= 2048 only).
+TEST(Strategy, ModelGuidedFindsTheEightRowTilesWhereTheyWin) {
+  EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_4c9be3b_w8_pdl.csv", 250), 8);
+}
