@@ -1,7 +1,8 @@
 // gemvtune explain: why a config runs as fast as it does on a shape (tuner/explain.hpp): grid,
 // waves, residency, bytes in flight against Little's law, the cubin's registers, stack and
 // spills, split-K's cost, the model's time and what limits it; on a GPU also one measurement,
-// or a time measured elsewhere given with --measured-us. A measured time decides the limiter.
+// or a time measured elsewhere given with --measured-us (and --measured-no-pdl-us). A measured time
+// decides the limiter; what PDL saves, measured, decides launch and ramp.
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -112,7 +113,7 @@ std::string kb(double bytes) { return fixed("%.1f", bytes / 1024) + " KB"; }
 
 int cmd_explain(const std::vector<std::string>& args) {
   po::options_description desc("explain options");
-  std::string shape_text, dtype_text, weights_text, config_text, db, gpu_text, measured_text;
+  std::string shape_text, dtype_text, weights_text, config_text, db, gpu_text, measured_text, no_pdl_text;
   std::vector<std::string> batch_texts;
   int device = 0;
   desc.add_options()
@@ -131,11 +132,17 @@ int cmd_explain(const std::vector<std::string>& args) {
        "reports), a number > 0: shown as the measured time, with its source, instead of measuring on the "
        "device; like a measurement it decides the limiter (bandwidth when the call reaches >= 85% of the "
        "read ceiling, else the model's largest cost). Works with --gpu, no GPU needed")
+      ("measured-no-pdl-us", po::value(&no_pdl_text),
+       "with --measured-us and a PDL config: microseconds per call of the same config without PDL (and pf), "
+       "measured the same way (bench's \"tuned, no PDL\" row). What PDL saves decides launch and ramp: named "
+       "when PDL saves >= 10% of the no-PDL time, ruled out when it saves less. On a GPU explain times "
+       "that twin itself")
       ("json", "print the explanation as JSON");
   po::variables_map vm;
   if (parse_or_help(args, desc, {}, vm,
                     "gemvtune explain --shape NxK [--batch M] [--dtype bf16] [--weights dense] [--config CONFIG] "
-                    "[--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--measured-us T] [--json]"))
+                    "[--db PATH] [--device 0 | --gpu NAME/132sm/cc9.0] [--measured-us T [--measured-no-pdl-us T]] "
+                    "[--json]"))
     return kOk;
   const Shape shape = parse_shape(shape_text);
   const DType dtype = parse_dtype(dtype_text);
@@ -146,6 +153,11 @@ int cmd_explain(const std::vector<std::string>& args) {
   if (vm.count("gpu") && !vm["device"].defaulted()) throw UsageError("give --device or --gpu, not both");
   std::optional<double> given_us;
   if (vm.count("measured-us")) given_us = parse_measured_us(measured_text);
+  std::optional<double> given_no_pdl_us;
+  if (vm.count("measured-no-pdl-us")) {
+    if (!given_us) throw UsageError("--measured-no-pdl-us goes with --measured-us (the PDL config's own time)");
+    given_no_pdl_us = parse_measured_us(no_pdl_text);
+  }
   const bool gpu_given = vm.count("gpu") > 0;
   GpuIdentity gpu;
   if (gpu_given) {
@@ -197,12 +209,14 @@ int cmd_explain(const std::vector<std::string>& args) {
   check_config(config, dtype, shape, batch, weights);
   Measured meas;
   std::optional<MeasuredTime> measured;
+  if (given_no_pdl_us && !config.pdl)
+    throw UsageError("--measured-no-pdl-us: " + to_string(config) + " has no PDL to go without");
   if (given_us) {
-    measured = MeasuredTime{*given_us, "given with --measured-us"};
+    measured = MeasuredTime{*given_us, "given with --measured-us", given_no_pdl_us};
   } else {
     meas = measure(config, dtype, shape, batch, weights, gpu, gpu_given, device);
     if (meas.done)
-      measured = MeasuredTime{meas.us, "measured on device " + std::to_string(device) + " in graph mode"};
+      measured = MeasuredTime{meas.us, "measured on device " + std::to_string(device) + " in graph mode", meas.no_pdl_us};
   }
   const Explanation x = explain(config, dtype, shape, batch, weights, model, cubin, measured);
   const ModelEstimate& e = x.model;
@@ -259,6 +273,11 @@ int cmd_explain(const std::vector<std::string>& args) {
     if (x.measured) {
       j["measured"] = {{"us", x.measured->us}, {"gbps", x.measured_gbps}, {"share_of_ceiling", *x.measured_share},
                        {"source", x.measured->source}, {"given", given_us.has_value()}};
+      if (x.pdl_saving) {
+        j["measured"]["no_pdl_us"] = *x.measured->no_pdl_us;
+        j["measured"]["pdl_saves_us"] = *x.measured->no_pdl_us - x.measured->us;
+        j["measured"]["pdl_saving_share"] = *x.pdl_saving;
+      }
       if (meas.done) {
         j["measured"]["check"] = meas.check;
         j["measured"]["mode"] = "graph";
@@ -351,6 +370,11 @@ int cmd_explain(const std::vector<std::string>& args) {
                                 "%) of launch, ramp and drain behind the calls before and after"
                           : "not measured: " + meas.no_pdl_skipped,
            to_string(*meas.no_pdl) + ", timed the same way"});
+  else if (x.pdl_saving)
+    t.add({"without PDL",
+           fixed("%.2f", *x.measured->no_pdl_us) + " us: PDL hides " + fixed("%.2f", *x.measured->no_pdl_us - x.measured->us) +
+               " us (" + fixed("%.1f", 100 * *x.pdl_saving) + "%) of launch, ramp and drain behind the calls before and after",
+           "given with --measured-no-pdl-us"});
   t.add({"limited by", x.verdict, ""});
   return cubin ? kOk : kRuntimeError;
 }

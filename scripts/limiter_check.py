@@ -11,12 +11,14 @@ For every shape of a `gemvtune bench --json` file (the Llama-3.1-8B preset when 
 (the "tuned" variant, with PDL, and "tuned, no PDL", the same config without `_pdl`/`_pf`) are
 put beside what `gemvtune explain --json` says of that config. Three ways to ask explain:
 
-  default       `explain --gpu GPU --shape S --batch M --config C --measured-us T`, T the row's
-                tuned (PDL) graph-mode time from the bench file: no GPU needed, and explain
-                names the limiter from that measurement as it does on the GPU (bandwidth when
-                the call reaches >= 85% of the read ceiling, else the model's largest cost
-                beyond the stream), so the check reproduces what explain says on the H200 from
-                bench's own measurements.
+  default       `explain --gpu GPU --shape S --batch M --config C --measured-us T
+                --measured-no-pdl-us T2`, T the row's tuned (PDL) graph-mode time from the bench
+                file and T2 its "tuned, no PDL" time: no GPU needed, and explain
+                names the limiter from those measurements as it does on the GPU (bandwidth when
+                the call reaches >= 85% of the read ceiling; launch and ramp when PDL saves
+                >= 10% of the no-PDL time, never when it saves less; else the model's largest
+                cost beyond the stream), so the check reproduces what explain says on the H200
+                from bench's own measurements.
   --model-only  the same without --measured-us: the limiter the analytic model alone names
                 (bandwidth when the stream at the ceiling is >= 85% of the model's predicted
                 time). Read from explain's model fields (model_largest_cost,
@@ -246,15 +248,21 @@ def model_limiter(x):
 
 
 def check(rows, explain_fn, mode="measured"):
-    """Adds explain's answer to each row. explain_fn(shape, m, config, dtype, weights, measured_us)
-    -> explain's --json dict; measured_us is the row's tuned (PDL) time in mode "measured", else None.
+    """Adds explain's answer to each row. explain_fn(shape, m, config, dtype, weights, measured_us
+    [, no_pdl_us=T2]) -> explain's --json dict; measured_us is the row's tuned (PDL) time in mode
+    "measured", else None, and no_pdl_us its no-PDL time there when the winner has PDL and the
+    bench timed its twin.
     mode "model": the model's own limiter; "device": explain must have measured on the GPU."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}")
     for row in rows:
         where = f"{row['shape']} M = {row['m']}"
         given = row["tuned_us"] if mode == "measured" else None
-        x = explain_fn(row["shape"], row["m"], row["config"], row["dtype"], row["weights"], given)
+        # The bench's no-PDL time of a PDL winner goes with it: what PDL saves decides launch and
+        # ramp in explain as on the GPU, where explain times that twin itself.
+        twin = ({"no_pdl_us": row["no_pdl_us"]}
+                if mode == "measured" and row["pdl_us"] is not None and row["no_pdl_us"] is not None else {})
+        x = explain_fn(row["shape"], row["m"], row["config"], row["dtype"], row["weights"], given, **twin)
         if not isinstance(x, dict) or "limiter" not in x or "model" not in x:
             raise BadInput(f"{where}: explain gave no limiter")
         for key in ("config", "dtype", "weights"):
@@ -365,13 +373,15 @@ def cli_explain(cli, gpu_key, db, own_db=True):
     with --on-device the bench's cache), with --gpu unless gpu_key is None (explain then reads the
     device and measures on it) and --measured-us when given a time. own_db: db is this script's
     temporary one-peak cache, whose path is not worth printing."""
-    def explain(shape, m, config, dtype="bf16", weights="dense", measured_us=None):
+    def explain(shape, m, config, dtype="bf16", weights="dense", measured_us=None, no_pdl_us=None):
         cmd = [cli, "explain", "--json", "--shape", shape, "--batch", str(m), "--config", config,
                "--dtype", dtype, "--weights", weights, "--db", db]
         if gpu_key is not None:
             cmd += ["--gpu", gpu_key]
         if measured_us is not None:
             cmd += ["--measured-us", repr(float(measured_us))]
+            if no_pdl_us is not None:
+                cmd += ["--measured-no-pdl-us", repr(float(no_pdl_us))]
         r = _run(cmd)
         try:
             x = json.loads(r.stdout)

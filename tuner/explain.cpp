@@ -51,11 +51,16 @@ Limiter largest_cost(const LimiterCosts& c) {
 }
 
 Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share,
-                       double unexplained_us) {
+                       double unexplained_us, std::optional<double> pdl_saving, double pdl_saved_us) {
   const double share = measured_share ? *measured_share : model_share;
   if (share >= kBandwidthShare) return Limiter::bandwidth;
-  const Limiter largest = largest_cost(costs);
-  return measured_share && unexplained_us > cost_of(costs, largest) ? Limiter::unmodelled : largest;
+  LimiterCosts considered = costs;
+  if (measured_share && pdl_saving && pdl_saved_us <= kPdlOverlapMaxUs) {
+    if (*pdl_saving >= kPdlSavingShare) return Limiter::launch;
+    considered.launch = 0;  // measured: overlapping launch and ramp gains little, so they do not bind
+  }
+  const Limiter largest = largest_cost(considered);
+  return measured_share && unexplained_us > cost_of(considered, largest) ? Limiter::unmodelled : largest;
 }
 
 double parse_measured_us(const std::string& text) {
@@ -148,13 +153,24 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     x.measured = measured;
     x.measured_gbps = x.moved_bytes / (measured->us * 1e-6) / 1e9;
     x.measured_share = x.measured_gbps / gpu.read_ceiling_gbps;
+    if (measured->no_pdl_us) {
+      if (!(std::isfinite(*measured->no_pdl_us) && *measured->no_pdl_us > 0))
+        throw InvalidArgument("the measured time without PDL must be > 0 and finite (microseconds per call), not " +
+                              std::to_string(*measured->no_pdl_us));
+      if (!c.pdl)
+        throw InvalidArgument("a time without PDL belongs to a PDL config's twin; " + to_string(c) + " has no PDL");
+      x.pdl_saving = (*measured->no_pdl_us - measured->us) / *measured->no_pdl_us;
+    }
   }
-  x.limiter = choose_limiter(x.costs, x.model_share, x.measured_share, measured ? measured->us - e.time_us : 0.0);
+  const double pdl_saved_us = measured && measured->no_pdl_us ? *measured->no_pdl_us - measured->us : 0.0;
+  x.limiter = choose_limiter(x.costs, x.model_share, x.measured_share, measured ? measured->us - e.time_us : 0.0,
+                             x.pdl_saving, pdl_saved_us);
 
   // What the model says of the largest cost, after "<limiter>: ".
-  std::string cause;
   const double idle_sms = std::max(0.0, double(sms) - double(x.blocks));
-  switch (x.largest) {
+  const auto cause_of = [&](Limiter l) {
+  std::string cause;
+  switch (l) {
     case Limiter::grid:
       if (x.blocks < sms)
         cause = format("%.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
@@ -187,6 +203,8 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     case Limiter::bandwidth:
     case Limiter::unmodelled: break;  // never the largest cost
   }
+  return cause;
+  };
   const std::string in_flight =
       format("%.1f KB in flight per SM ", e.in_flight_per_sm / 1024) +
       (e.in_flight_per_sm >= e.needed_per_sm ? "covers" : "against") + format(" the %.1f KB needed", e.needed_per_sm / 1024);
@@ -197,7 +215,7 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
                          e.time_us) +
                   in_flight;
     else
-      x.verdict = name + ": " + cause;
+      x.verdict = name + ": " + cause_of(x.limiter);
   } else if (x.limiter == Limiter::bandwidth) {
     x.verdict = format("bandwidth: measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
                        100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
@@ -205,16 +223,41 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     if (x.model_share < kBandwidthShare)
       x.verdict += format("; the model predicted %.0f%% (%.2f us), its largest cost ", 100 * x.model_share, e.time_us) +
                    to_string(x.largest);
-  } else if (x.limiter == Limiter::unmodelled) {
-    x.verdict = name + format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
-                              100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
-                format("%.2f us beyond the model's %.2f us, more than its largest cost, ", measured->us - e.time_us,
-                       e.time_us) +
-                to_string(x.largest) + ": " + cause;
   } else {
-    x.verdict = name + format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
-                              100 * *x.measured_share, measured->us, x.measured_gbps, gpu.read_ceiling_gbps) +
-                "the model's largest cost beyond the stream is " + name + ": " + cause;
+    const std::string measured_text = format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
+                                             100 * *x.measured_share, measured->us, x.measured_gbps,
+                                             gpu.read_ceiling_gbps);
+    // What PDL saves, measured, when it decided launch and ramp (choose_limiter).
+    const bool pdl_decides = x.pdl_saving && pdl_saved_us <= kPdlOverlapMaxUs;
+    const std::string pdl_text =
+        pdl_decides ? format("PDL hides %.2f us (%.1f%%) of the %.2f us call without PDL", pdl_saved_us,
+                             100 * *x.pdl_saving, *measured->no_pdl_us)
+                    : std::string();
+    // The largest cost the limiter was chosen from: the model's, less launch and ramp where PDL
+    // measured them small.
+    const Limiter named = pdl_decides && *x.pdl_saving < kPdlSavingShare && x.largest == Limiter::launch
+                              ? [&] {
+                                  LimiterCosts others = x.costs;
+                                  others.launch = 0;
+                                  return largest_cost(others);
+                                }()
+                              : x.largest;
+    const std::string ruled_out = named != x.largest ? "; not launch and ramp, the model's largest cost: " + pdl_text
+                                                     : std::string();
+    if (x.limiter == Limiter::launch && pdl_decides) {
+      x.verdict = name + measured_text + pdl_text +
+                  ": launch, ramp and drain, which PDL overlaps with the neighbouring calls, are a large share of "
+                  "the call; the model's largest cost beyond the stream is " +
+                  to_string(x.largest) + ": " + cause_of(x.largest);
+    } else if (x.limiter == Limiter::unmodelled) {
+      x.verdict = name + measured_text +
+                  format("%.2f us beyond the model's %.2f us, more than its largest cost, ", measured->us - e.time_us,
+                         e.time_us) +
+                  to_string(named) + ": " + cause_of(named) + ruled_out;
+    } else {
+      x.verdict = name + measured_text + "the model's largest cost beyond the stream is " + name + ": " +
+                  cause_of(x.limiter) + ruled_out;
+    }
   }
   return x;
 }

@@ -54,14 +54,31 @@ Limiter largest_cost(const LimiterCosts& costs);
 // model's prediction: when the call is below kBandwidthShare and that excess is larger than the
 // model's largest cost, the model cannot say what binds, and the limiter is `unmodelled`
 // rather than a cost too small to account for the time.
+//
+// PDL overlaps exactly a call's launch, ramp and drain with its neighbours, so with a PDL config's
+// time without PDL measured too (pdl_saving: the share of that no-PDL time PDL saves) the
+// measurement also decides that cause: launch and ramp when PDL saves at least kPdlSavingShare
+// (and no more than kPdlOverlapMaxUs, pdl_saved_us), and not launch and ramp when it saves less,
+// even where the model's launch term is its largest cost (the largest of the others then, or
+// unmodelled as above). A saving past kPdlOverlapMaxUs is not that overlap (a PDL build's other
+// code: fp32 at M >= 4 reads x by coherent loads after the wait) and decides nothing.
 Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optional<double> measured_share,
-                       double unexplained_us = 0);
+                       double unexplained_us = 0, std::optional<double> pdl_saving = std::nullopt,
+                       double pdl_saved_us = 0);
+// PDL saving at least this share of the no-PDL call names launch and ramp (choose_limiter).
+constexpr double kPdlSavingShare = 0.10;
+// The most per call that overlapping launch, ramp and drain can save (the model's launch terms:
+// 2.8 us without PDL, 1.2 with); a larger saving is other code, not the overlap.
+constexpr double kPdlOverlapMaxUs = 5.0;
 
 // A time measured for the config, microseconds per call (graph mode), and where it came from
 // ("given with --measured-us", "measured on device 0 ...").
 struct MeasuredTime {
   double us = 0;
   std::string source;
+  // A PDL config's twin without PDL (and pf), timed the same way, or given with
+  // --measured-no-pdl-us: what PDL saves decides launch and ramp (choose_limiter).
+  std::optional<double> no_pdl_us;
 };
 // `--measured-us` text to microseconds: a number, > 0 and finite, or InvalidArgument saying why.
 double parse_measured_us(const std::string& text);
@@ -111,6 +128,8 @@ struct Explanation {
   std::optional<MeasuredTime> measured;
   double measured_gbps = 0;
   std::optional<double> measured_share;
+  // With measured->no_pdl_us: the share of the no-PDL time PDL saves ((no PDL - PDL) / no PDL).
+  std::optional<double> pdl_saving;
 
   Limiter limiter = Limiter::bandwidth;
   std::string verdict;  // one line: the limiter and the numbers behind it

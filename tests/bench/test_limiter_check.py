@@ -166,15 +166,16 @@ def test_check_with_an_injected_explain_and_the_table():
     limiters = {"4096x4096": "bandwidth", "1024x4096": "launch and ramp", "14336x4096": "bandwidth"}
     calls = []
 
-    def fake_explain(shape, m, config, dtype, weights, measured_us):
-        calls.append((shape, m, config, dtype, weights, measured_us))
+    def fake_explain(shape, m, config, dtype, weights, measured_us, no_pdl_us=None):
+        calls.append((shape, m, config, dtype, weights, measured_us, no_pdl_us))
         return explain_json(limiters[shape], shape, m, config, measured_us=measured_us)
 
-    # The default mode gives explain each row's tuned (PDL) time and keeps the limiter it names from it.
+    # The default mode gives explain each row's tuned (PDL) time and its no-PDL time, and keeps the
+    # limiter it names from them.
     rows = lc.check(lc.rows_of(doc, (1,)), fake_explain)
-    assert calls == [("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 9.04),
-                     ("1024x4096", 1, "t128_r2_kw4_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 2.88),
-                     ("14336x4096", 1, "t128_r1_kw1_v16_u8_sk1_cs_pdl", "bf16", "dense", 27.93)]
+    assert calls == [("4096x4096", 1, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 9.04, 11.30),
+                     ("1024x4096", 1, "t128_r2_kw4_v16_u4_sk1_cs_pdl_pf", "bf16", "dense", 2.88, 4.22),
+                     ("14336x4096", 1, "t128_r1_kw1_v16_u8_sk1_cs_pdl", "bf16", "dense", 27.93, 29.05)]
     assert [(r["explain_us"], r["explain_source"]) for r in rows] == [(9.04, "given"), (2.88, "given"), (27.93, "given")]
     assert [r["agrees"] for r in rows] == [False, True, True]
     assert rows[0]["measured"] == "launch and ramp"
@@ -191,12 +192,12 @@ def test_check_with_an_injected_explain_and_the_table():
     assert "M = 1: explain agrees with the measurements on 2 of 3 shapes; disagrees on 4096x4096 (bandwidth)" in lines
     # explain must have explained what was asked.
     with pytest.raises(lc.BadInput):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, "t64_other", measured_us=t))
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t, **_: explain_json("bandwidth", s, m, "t64_other", measured_us=t))
     with pytest.raises(lc.BadInput):
         lc.check(lc.rows_of(doc, (1,)),
-                 lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c, dtype="fp16", measured_us=t))
+                 lambda s, m, c, d, w, t, **_: explain_json("bandwidth", s, m, c, dtype="fp16", measured_us=t))
     with pytest.raises(lc.BadInput):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: {"error": "x"})
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t, **_: {"error": "x"})
 
 
 def test_not_modelled_asks_explain_of_the_config_without_pdl():
@@ -206,18 +207,19 @@ def test_not_modelled_asks_explain_of_the_config_without_pdl():
     for without, agrees in (("not modelled", True), ("launch and ramp", False)):
         calls = []
 
-        def fake_explain(shape, m, config, dtype, weights, measured_us):
-            calls.append((config, measured_us))
+        def fake_explain(shape, m, config, dtype, weights, measured_us, no_pdl_us=None):
+            calls.append((config, measured_us, no_pdl_us))
             return explain_json("not modelled" if "_pdl" in config else without, shape, m, config,
                                 measured_us=measured_us)
 
         rows = lc.check(lc.rows_of(doc, (16,)), fake_explain)
-        assert calls == [("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16", 10.21), ("tc_t256_r1_kw8_v16_u2_sk1_cs_m16", 11.48)]
+        assert calls == [("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16", 10.21, 11.48),
+                         ("tc_t256_r1_kw8_v16_u2_sk1_cs_m16", 11.48, None)]
         assert rows[0]["no_pdl_limiter"] == without
         assert rows[0]["agrees"] is agrees, rows[0]["why"]
     # Other limiters ask explain once per row.
     calls = []
-    lc.check(lc.rows_of(doc, (16,)), lambda s, m, c, d, w, t: calls.append(c) or explain_json("grid", s, m, c, measured_us=t))
+    lc.check(lc.rows_of(doc, (16,)), lambda s, m, c, d, w, t, **_: calls.append(c) or explain_json("grid", s, m, c, measured_us=t))
     assert len(calls) == 1
 
 
@@ -225,9 +227,9 @@ def test_default_mode_needs_explain_to_have_used_the_time_given():
     doc = document(entry("4096x4096", 1, 9.04, 11.30, 81.8))
     # An explain that ignored --measured-us (named the limiter from the model) or used another time.
     with pytest.raises(lc.BadInput, match="did not name the limiter from a measurement"):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c))
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t, **_: explain_json("bandwidth", s, m, c))
     with pytest.raises(lc.BadInput, match="explain used 9.5 us, not the 9.04 us given"):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c, measured_us=9.5))
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t, **_: explain_json("bandwidth", s, m, c, measured_us=9.5))
 
 
 def test_model_only_mode_keeps_the_models_limiter():
@@ -246,7 +248,7 @@ def test_model_only_mode_keeps_the_models_limiter():
     assert "| bandwidth | 8.50 | - | 9.04 |" in lc.render(rows)
     # An explain that measured anyway (on a GPU of that model): the model's limiter from its model
     # fields, bandwidth at >= 85% of the predicted time, else the largest cost.
-    measured = lambda share: (lambda s, m, c, d, w, t: explain_json(
+    measured = lambda share: (lambda s, m, c, d, w, t, **_: explain_json(
         "grid", s, m, c, measured_us=9.0, source="measured on device 0 in graph mode", model_share=share,
         largest="bytes in flight"))
     assert [r["limiter"] for r in lc.check(lc.rows_of(doc, (1,)), measured(0.85), "model")] == ["bandwidth"] * 2
@@ -272,7 +274,7 @@ def test_on_device_mode_needs_explain_to_have_measured():
     assert rows[0]["agrees"] is True
     assert "| 9.10 us (measured by explain) |" in lc.render(rows)
     with pytest.raises(lc.BadInput, match="did not name the limiter from a measurement: no GPU: measured time skipped"):
-        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t: explain_json("bandwidth", s, m, c), "device")
+        lc.check(lc.rows_of(doc, (1,)), lambda s, m, c, d, w, t, **_: explain_json("bandwidth", s, m, c), "device")
     with pytest.raises(ValueError):
         lc.check(lc.rows_of(doc, (1,)), device_explain, "guess")
 

@@ -196,6 +196,62 @@ TEST_F(CliExplain, MeasuredUsIsReportedWithItsSourceAndDecidesTheLimiter) {
   EXPECT_EQ(r.out.find("  measured "), r.out.rfind("  measured ")) << r.out;
 }
 
+// --measured-no-pdl-us: the PDL config's time without PDL, with --measured-us; what PDL saves
+// decides launch and ramp, and the text says it.
+TEST_F(CliExplain, NoPdlTimeDecidesLaunchAndRamp) {
+  const std::vector<std::string> base = {"explain", "--shape", "4096x4096", "--batch", "16", "--gpu", kH200Key,
+                                         "--config", "tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16", "--db", db(),
+                                         "--measured-us", "10.12"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  CliResult r = run(with({"--measured-no-pdl-us", "11.54", "--json"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["limiter"], "launch and ramp");
+  EXPECT_NEAR(j["measured"]["no_pdl_us"].get<double>(), 11.54, 1e-12);
+  EXPECT_NEAR(j["measured"]["pdl_saves_us"].get<double>(), 1.42, 1e-9);
+  EXPECT_NEAR(j["measured"]["pdl_saving_share"].get<double>(), 1.42 / 11.54, 1e-9);
+  // 6144x4096 at 82.8% of the ceiling: the model's largest cost is its launch term, but PDL
+  // saving 8.1% rules launch and ramp out.
+  const std::vector<std::string> qkv = {"explain", "--shape", "6144x4096", "--gpu", kH200Key, "--config",
+                                        "t256_r1_kw1_v16_u8_sk1_cs_pdl", "--db", db(), "--measured-us", "13.6", "--json"};
+  r = run(qkv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Json::parse(r.out)["limiter"], "launch and ramp");
+  std::vector<std::string> qkv_twin = qkv;
+  qkv_twin.insert(qkv_twin.end(), {"--measured-no-pdl-us", "14.8"});
+  r = run(qkv_twin);
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = Json::parse(r.out);
+  EXPECT_NE(j["limiter"], "launch and ramp");
+  EXPECT_EQ(j["model_largest_cost"], "launch and ramp");
+  EXPECT_TRUE(contains(j["verdict"].get<std::string>(),
+                       "not launch and ramp, the model's largest cost: PDL hides 1.20 us (8.1%) of the 14.80 us call"))
+      << j["verdict"];
+  r = run(with({"--measured-no-pdl-us", "11.54"}));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "without PDL 11.54 us: PDL hides 1.42 us (12.3%) of launch, ramp and drain")) << r.out;
+  EXPECT_TRUE(contains(r.out, "given with --measured-no-pdl-us")) << r.out;
+  EXPECT_TRUE(contains(r.out, "limited by  launch and ramp: measured")) << r.out;
+  // Refused with the reason: without --measured-us, for a config without PDL, not a time.
+  r = run({"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--config", "t128_r1_kw1_v16_u8_sk1_cs_pdl", "--db",
+           db(), "--measured-no-pdl-us", "9.0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "--measured-no-pdl-us goes with --measured-us")) << r.err;
+  r = run({"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--config", "t128_r1_kw1_v16_u8_sk1_cs", "--db", db(),
+           "--measured-us", "9.0", "--measured-no-pdl-us", "9.5"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "has no PDL to go without")) << r.err;
+  for (const char* bad : {"0", "-3", "nan", "x"}) {
+    r = run(with({"--measured-no-pdl-us", bad}));
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_TRUE(contains(r.err, "--measured-us '")) << r.err;
+  }
+}
+
 TEST_F(CliExplain, MeasuredUsMustBePositiveAndFinite) {
   const struct {
     std::vector<std::string> value;  // the option and its value, as typed
@@ -230,11 +286,15 @@ TEST_F(CliExplain, HelpDescribesMeasuredUs) {
   for (char ch : r.out)
     if (!std::isspace(static_cast<unsigned char>(ch)) || (!help.empty() && help.back() != ' '))
       help += std::isspace(static_cast<unsigned char>(ch)) ? ' ' : ch;
-  for (const char* part : {"[--measured-us T]", "--measured-us arg microseconds per call of this config, measured elsewhere",
+  for (const char* part : {"[--measured-us T [--measured-no-pdl-us T]]", "--measured-us arg microseconds per call of this config, measured elsewhere",
                            "a number > 0", "shown as the measured time, with its source, instead of measuring",
                            "it decides the limiter (bandwidth when the call reaches >= 85% of the read ceiling, else "
                            "the model's largest cost)",
-                           "Works with --gpu, no GPU needed"})
+                           "Works with --gpu, no GPU needed",
+                           "--measured-no-pdl-us arg with --measured-us and a PDL config: microseconds per call of the "
+                           "same config without PDL",
+                           "named when PDL saves >= 10% of the no-PDL time, ruled out when it saves less",
+                           "On a GPU explain times that twin itself"})
     EXPECT_TRUE(contains(help, part)) << part << "\n" << r.out;
 }
 

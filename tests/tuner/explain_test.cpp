@@ -269,6 +269,55 @@ TEST(ChooseLimiter, AnExcessBeyondEveryModelledCostIsNotModelled) {
   EXPECT_EQ(choose_limiter(costs, 0.70, std::nullopt, 5.0), Limiter::launch);
 }
 
+// What PDL saves, measured against the config's twin without PDL, decides launch and ramp (H200,
+// dfa7419's bench): 16x4096x4096 10.12 us, 11.54 without PDL (12.3%): launch and ramp though the
+// excess is past the model's costs; 6144x4096 at M = 1 13.07 and 14.25 (8.3%): not launch and
+// ramp though the model's launch term is its largest cost.
+TEST(ChooseLimiter, WhatPdlSavesDecidesLaunchAndRamp) {
+  LimiterCosts costs;
+  costs.launch = 1.2;
+  costs.grid = 0.3;
+  costs.bytes_in_flight = 0.2;
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.72, 1.57), Limiter::unmodelled);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.72, 1.57, 0.123, 1.42), Limiter::launch);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.72, 0.1, 0.10, 1.0), Limiter::launch);   // at the threshold
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.83, 0.1, 0.083, 1.18), Limiter::grid);   // the next largest cost
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.83, 0.98, 0.083, 1.18), Limiter::unmodelled);  // beyond it
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.83, 0.1, -0.02, -0.3), Limiter::grid);   // PDL slower: no overlap
+  // At 85% or more bandwidth, whatever PDL saves; a saving past kPdlOverlapMaxUs is other code,
+  // not the overlap, and decides nothing (the model's largest cost stands).
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.86, 0.1, 0.30, 4.0), Limiter::bandwidth);
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.60, 0.1, 0.30, 6.0), Limiter::launch);
+  costs.launch = 0.1;
+  EXPECT_EQ(choose_limiter(costs, 0.90, 0.60, 0.1, 0.30, 6.0), Limiter::grid);
+  // Without a measured time the saving is not used.
+  EXPECT_EQ(choose_limiter(costs, 0.70, std::nullopt, 0, 0.30, 1.0), Limiter::grid);
+}
+
+// explain() takes the no-PDL time with the measured one, for a PDL config only, > 0 and finite.
+TEST(Explain, TheNoPdlTimeBelongsToAPdlConfig) {
+  const GpuModelParams h200;
+  const KernelConfig pdl = parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16");
+  const Explanation x =
+      explain(pdl, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt, MeasuredTime{10.12, "t", 11.54});
+  ASSERT_TRUE(x.pdl_saving);
+  EXPECT_NEAR(*x.pdl_saving, (11.54 - 10.12) / 11.54, 1e-12);
+  EXPECT_EQ(x.limiter, Limiter::launch);
+  EXPECT_NE(x.verdict.find("PDL hides 1.42 us (12.3%) of the 11.54 us call without PDL"), std::string::npos) << x.verdict;
+  const Explanation without =
+      explain(pdl, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt, MeasuredTime{10.12, "t"});
+  EXPECT_FALSE(without.pdl_saving);
+  EXPECT_EQ(without.verdict.find("PDL hides"), std::string::npos) << without.verdict;
+  const KernelConfig plain = parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_m16");
+  EXPECT_THROW(explain(plain, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt,
+                       MeasuredTime{11.54, "t", 12.0}),
+               InvalidArgument);
+  for (double bad : {0.0, -1.0, std::nan("")})
+    EXPECT_THROW(explain(pdl, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt,
+                         MeasuredTime{10.12, "t", bad}),
+                 InvalidArgument);
+}
+
 TEST(ChooseLimiter, AMeasurementAt85PercentOrMoreIsBandwidth) {
   LimiterCosts costs;
   costs.launch = 1.2;
