@@ -31,6 +31,9 @@ float bf16_bits_to_float(std::uint16_t b);
 std::uint16_t float_to_bf16_bits(float f);   // round to nearest even
 float fp16_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_fp16_bits(float f);   // round to nearest even
+// The same by their arithmetic definitions (frexp, ldexp, nearbyint): the tests' yardstick.
+float fp16_bits_to_float_reference(std::uint16_t h);
+std::uint16_t float_to_fp16_bits_reference(float f);
 
 // W (N x ld, columns K..ld-1 set to NaN so a kernel that reads them fails) and X (m rows of
 // ldx, padding NaN likewise), drawn uniformly from [-1, 1] and rounded to the dtype; each
