@@ -41,6 +41,22 @@ double cost_of(const LimiterCosts& c, Limiter l) {
   }
   return 0;
 }
+
+// What a measured PDL saving says of launch and ramp (choose_limiter): nothing without a measured
+// time and saving, or with a saving past kPdlOverlapMaxUs (not the overlap); else whether they bind.
+std::optional<bool> launch_by_pdl(std::optional<double> measured_share, std::optional<double> pdl_saving,
+                                  double pdl_saved_us) {
+  if (!measured_share || !pdl_saving || pdl_saved_us > kPdlOverlapMaxUs) return std::nullopt;
+  return *pdl_saving >= kPdlSavingShare;
+}
+
+// The costs the limiter is chosen among: the model's, less launch and ramp where PDL's measured
+// saving rules them out.
+LimiterCosts considered_costs(const LimiterCosts& costs, std::optional<bool> launch_binds) {
+  LimiterCosts c = costs;
+  if (launch_binds == false) c.launch = 0;
+  return c;
+}
 }  // namespace
 
 Limiter largest_cost(const LimiterCosts& c) {
@@ -54,11 +70,9 @@ Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optio
                        double unexplained_us, std::optional<double> pdl_saving, double pdl_saved_us) {
   const double share = measured_share ? *measured_share : model_share;
   if (share >= kBandwidthShare) return Limiter::bandwidth;
-  LimiterCosts considered = costs;
-  if (measured_share && pdl_saving && pdl_saved_us <= kPdlOverlapMaxUs) {
-    if (*pdl_saving >= kPdlSavingShare) return Limiter::launch;
-    considered.launch = 0;  // measured: overlapping launch and ramp gains little, so they do not bind
-  }
+  const std::optional<bool> by_pdl = launch_by_pdl(measured_share, pdl_saving, pdl_saved_us);
+  if (by_pdl == true) return Limiter::launch;
+  const LimiterCosts considered = considered_costs(costs, by_pdl);
   const Limiter largest = largest_cost(considered);
   return measured_share && unexplained_us > cost_of(considered, largest) ? Limiter::unmodelled : largest;
 }
@@ -227,24 +241,17 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     const std::string measured_text = format(": measured %.1f%% of the read ceiling (%.2f us, %.0f GB/s of %.0f); ",
                                              100 * *x.measured_share, measured->us, x.measured_gbps,
                                              gpu.read_ceiling_gbps);
-    // What PDL saves, measured, when it decided launch and ramp (choose_limiter).
-    const bool pdl_decides = x.pdl_saving && pdl_saved_us <= kPdlOverlapMaxUs;
+    // What PDL saves, measured, where it decided launch and ramp (choose_limiter), and the largest
+    // cost the limiter was chosen from.
+    const std::optional<bool> by_pdl = launch_by_pdl(x.measured_share, x.pdl_saving, pdl_saved_us);
     const std::string pdl_text =
-        pdl_decides ? format("PDL hides %.2f us (%.1f%%) of the %.2f us call without PDL", pdl_saved_us,
-                             100 * *x.pdl_saving, *measured->no_pdl_us)
-                    : std::string();
-    // The largest cost the limiter was chosen from: the model's, less launch and ramp where PDL
-    // measured them small.
-    const Limiter named = pdl_decides && *x.pdl_saving < kPdlSavingShare && x.largest == Limiter::launch
-                              ? [&] {
-                                  LimiterCosts others = x.costs;
-                                  others.launch = 0;
-                                  return largest_cost(others);
-                                }()
-                              : x.largest;
+        by_pdl ? format("PDL hides %.2f us (%.1f%%) of the %.2f us call without PDL", pdl_saved_us,
+                        100 * *x.pdl_saving, *measured->no_pdl_us)
+               : std::string();
+    const Limiter named = largest_cost(considered_costs(x.costs, by_pdl));
     const std::string ruled_out = named != x.largest ? "; not launch and ramp, the model's largest cost: " + pdl_text
                                                      : std::string();
-    if (x.limiter == Limiter::launch && pdl_decides) {
+    if (x.limiter == Limiter::launch && by_pdl == true) {
       x.verdict = name + measured_text + pdl_text +
                   ": launch, ramp and drain, which PDL overlaps with the neighbouring calls, are a large share of "
                   "the call; the model's largest cost beyond the stream is " +
