@@ -227,6 +227,18 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   // pairs and the accumulators of each batch tile are registers: 4 tiles x 2 chunks at m tile 16
   // spilled 112 bytes (NVRTC 13.0, sm_90), 2 tiles x 4 chunks there took 254 registers.
   const int batch_tiles = (c.m_tile + 7) / 8;
+  // At m tile 1 they run templates/gemv_q4l.cu, whose lanes hold two trips of whole-line loads
+  // (16 registers per tile and stage each): 94, 130 and 162 registers at 1 tile x 1 stage,
+  // 1 x 2 and 2 x 1, 2 x 2 spilled (NVRTC 13.0, sm_90); and a trip never straddles two of its
+  // x slices of 16 stages, so unroll x k_warps divides 16.
+  if (tc && is_int4(weights) && !c.ring && c.m_tile == 1) {
+    if (c.rows_per_warp * c.unroll > 2)
+      return "int4 on tensor cores at m tile 1 without the ring: " + std::to_string(c.rows_per_warp) +
+             " tiles x unroll " + std::to_string(c.unroll) + " exceeds the register budget of 2 (two trips in flight)";
+    if (16 % (c.unroll * c.k_warps) != 0)
+      return "int4 on tensor cores at m tile 1 without the ring: unroll x k_warps = " +
+             std::to_string(c.unroll * c.k_warps) + " does not divide the 16 stages of an x slice";
+  }
   if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * batch_tiles > 8)
     return "int4 on tensor cores without the ring: " + std::to_string(c.rows_per_warp) + " tiles x unroll " +
            std::to_string(c.unroll) + " x " + std::to_string(batch_tiles) +
@@ -264,6 +276,9 @@ bool config_text_matches(std::string_view config_text, std::string_view pattern)
 int ring_shared_bytes(const KernelConfig& c) { return c.warps() * (c.unroll + 1) * c.rows_per_warp * 512; }
 
 int int4_tc_shared_bytes(const KernelConfig& c) {
+  // gemv_q4l.cu (no ring, m tile 1): x staged for 32 chunks (32 x 4 x 80 + 32 x 4 bytes) and the
+  // finish's fragments, 512 bytes per warp and tile; gemv_tc.cu's register loads (m > 1): none.
+  if (!c.ring) return c.m_tile == 1 ? 32 * (4 * 80 + 4) + 512 * c.warps() * c.rows_per_warp : 0;
   const int n_tiles = (c.m_tile + 7) / 8;
   const int staged_x = c.m_tile == 1 ? 16 * (4 * 80 + 4) : 0;
   return c.warps() * c.rows_per_warp * ((c.unroll + 1) * 2048 + n_tiles * 512) + staged_x;

@@ -19,8 +19,10 @@ int dtype_code(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; 
 
 const char* family_template(const KernelConfig& c, WeightFormat w) {
   // Quantized weights on tensor cores convert in registers inside the dense tensor-core
-  // kernel's loop; int4g128 through a shared-memory ring (ring) has its own kernel.
+  // kernel's loop; int4g128 through a shared-memory ring (ring) has its own kernel, and so does
+  // int4g128 in registers at m tile 1 (whole-line loads, two chunks of K in one mma).
   const bool tc = c.family == Family::tensor_core;
+  if (is_quantized(w) && tc && is_int4(w) && !c.ring && c.m_tile == 1) return "gemv_q4l.cu";
   if (is_quantized(w)) return tc ? (c.ring ? "gemv_qtc.cu" : "gemv_tc.cu") : "gemv_q.cu";
   return tc ? "gemv_tc.cu" : "gemv.cu";
 }

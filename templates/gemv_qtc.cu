@@ -97,22 +97,6 @@
 #define GEMV_QTC_STAGED_X (GEMV_M_TILE == 1)
 #define GEMV_QTC_X_SLICE 16
 
-// d += a * b for one m16n8k16 tile, fp32 accumulators.
-__device__ __forceinline__ void qtc_mma(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
-                                        unsigned b1) {
-#if GEMV_DTYPE == 1
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
@@ -378,16 +362,16 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
             xp[3] = pv.w;
 #else
             i4_x_pairs(xv[nt][qq], xp);
-            qtc_mma(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
-            qtc_mma(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
+            mma_16816(xs, ones0, ones1, ones2, ones3, xp[0], xp[1]);
+            mma_16816(xs, ones0, ones1, ones2, ones3, xp[2], xp[3]);
 #endif
 #pragma unroll
             for (int i = 0; i < R; ++i) {
               const unsigned lo = qq == 0 ? wv[i][0].x : qq == 1 ? wv[i][0].y : qq == 2 ? wv[i][0].z : wv[i][0].w;
               const unsigned hi = qq == 0 ? wv[i][1].x : qq == 1 ? wv[i][1].y : qq == 2 ? wv[i][1].z : wv[i][1].w;
-              qtc_mma(d[i], i4_pair(lo, 0, mask, bias), i4_pair(hi, 0, mask, bias), i4_pair(lo, 1, mask, bias),
+              mma_16816(d[i], i4_pair(lo, 0, mask, bias), i4_pair(hi, 0, mask, bias), i4_pair(lo, 1, mask, bias),
                       i4_pair(hi, 1, mask, bias), xp[0], xp[1]);
-              qtc_mma(d[i], i4_pair(lo, 2, mask, bias), i4_pair(hi, 2, mask, bias), i4_pair(lo, 3, mask, bias),
+              mma_16816(d[i], i4_pair(lo, 2, mask, bias), i4_pair(hi, 2, mask, bias), i4_pair(lo, 3, mask, bias),
                       i4_pair(hi, 3, mask, bias), xp[2], xp[3]);
             }
           }

@@ -42,14 +42,14 @@
 // every weight costs an FMA per batch row, and at M = 16 the 8-bit kernels ran at 0.17-0.28x
 // bf16 cuBLAS on the H200; here the products are the mma's whatever M.
 //
-// int4g128 weights (GEMV_WFORMAT 4, the tuner's int4 tensor-core configs without ring): the same
-// loads, each lane's 16 bytes now 32 four-bit weights, so a chunk is 128 elements of a row, one
-// group. The pairs, x's matching permutes, the zero points through a second mma with A = 1 and
-// the group's scale are gemv_qtc.cu's (i4_chunk); what differs is that the chunks in flight are
-// in registers, U per row as for dense weights, where gemv_qtc.cu's ring copies them through
-// shared memory by cp.async. On the H200 neither wins everywhere (bench/results/h200.md,
-// 2026-12-01: registers 31.9 us on 16x28672x4096 against 38.5, 22.2 on 28672x4096 at M = 1
-// against 20.6), so the tuner measures both.
+// int4g128 weights (GEMV_WFORMAT 4, the tuner's int4 tensor-core configs without ring at m tile
+// > 1; at m tile 1 they run gemv_q4l.cu's whole-line loads): the same loads, each lane's 16
+// bytes now 32 four-bit weights, so a chunk is 128 elements of a row, one group. The pairs, x's
+// matching permutes, the zero points through a second mma with A = 1 and the group's scale are
+// gemv_qtc.cu's (i4_chunk); what differs is that the chunks in flight are in registers, U per row
+// as for dense weights, where gemv_qtc.cu's ring copies them through shared memory by cp.async.
+// On the H200 neither wins everywhere (bench/results/h200.md, 2026-12-01: registers 31.9 us on
+// 16x28672x4096 against 38.5), so the tuner measures both.
 
 #ifndef GEMV_THREADS
 #define GEMV_THREADS 128
@@ -121,22 +121,6 @@ typedef unsigned char welem_t;
 typedef unsigned char welem_t;
 #endif
 #define GEMV_TC_XV (GEMV_TC_CHUNK / 32)  // 16-byte loads of X per chunk and batch tile
-
-// d += a * b for one m16n8k16 tile, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float* d, unsigned a0, unsigned a1, unsigned a2,
-                                          unsigned a3, unsigned b0, unsigned b1) {
-#if GEMV_DTYPE == 1
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#else
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
 
 // The two mma steps of one 32-element chunk: lo/hi are the 16-byte loads of rows g and g+8.
 // The steps go to two accumulators (summed at the end): at m = 16 a chain of dependent mma held
@@ -284,21 +268,6 @@ __device__ __forceinline__ void i4_chunk(float (&acc)[R][NT][4], const uint4 (&w
   }
 }
 #endif
-
-// 16 bytes of weights. A warp's load asks for 64-byte halves of eight rows' 128-byte lines
-// (the other halves come with the next chunk); the L2::128B prefetch size has L2 fetch each
-// whole line at the first request. On the H200 that made every swept (shape, M) pair 0.5-3%
-// faster (2x28672x4096 55.3 -> 53.7 us); L2::256B made them slower.
-__device__ __forceinline__ uint4 load_tc_weights(const welem_t* p) {
-  uint4 v;
-#if GEMV_STREAMING
-  asm("ld.global.cs.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
-#else
-  asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
-#endif
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
 
 // 8 elements at p[0..7] with those at or past `count` read as zero (K tails: zero in both W
 // and X, so padding never adds anything, not even NaN from memory past the row).

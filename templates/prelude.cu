@@ -422,7 +422,42 @@ __device__ __forceinline__ void finish_cc_rows(const GemvSegments& seg, const fl
   finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, m, n, partials, tickets);
 }
 
-// ---- the end of a tensor-core kernel (gemv_tc.cu, gemv_qtc.cu) ------------------------------
+// ---- tensor cores (gemv_tc.cu, gemv_qtc.cu, gemv_q4l.cu) -----------------------------------
+#if GEMV_DTYPE != 0
+// d += a * b for one m16n8k16 tile, fp32 accumulators.
+__device__ __forceinline__ void mma_16816(float* d, unsigned a0, unsigned a1, unsigned a2,
+                                          unsigned a3, unsigned b0, unsigned b1) {
+#if GEMV_DTYPE == 1
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// 16 bytes of weights for the tensor-core kernels. In gemv_tc.cu a warp's load asks for 64-byte
+// halves of eight rows' 128-byte lines (the other halves come with the next chunk); the L2::128B
+// prefetch size has L2 fetch each whole line at the first request. On the H200 that made every
+// swept (shape, M) pair 0.5-3% faster (2x28672x4096 55.3 -> 53.7 us); L2::256B made them slower.
+__device__ __forceinline__ uint4 load_tc_weights(const void* p) {
+  uint4 v;
+#if GEMV_STREAMING
+  asm("ld.global.cs.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#else
+  asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#endif
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+#endif  // GEMV_DTYPE != 0
+
+// ---- the end of a tensor-core kernel (gemv_tc.cu, gemv_qtc.cu, gemv_q4l.cu) ---------------
 // acc[i][nt][j] is the D fragment of the warp's tile i and batch tile nt: with 16-row tiles
 // (TILE 16) weight row row0 + 16 i + g + 8 (j / 2), batch row 8 nt + 2 t + j % 2 (g = lane / 4,
 // t = lane % 4); with 8-row tiles (TILE 8, gemv_tc.cu's w8: X is the A operand, NT 1) weight

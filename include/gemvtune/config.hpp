@@ -19,7 +19,8 @@
 //       consumed, in a per-warp ring of unroll + 1 slots: bytes in flight that hold no
 //       registers. 8-bit quantized weights on CUDA cores (rows x 512-byte slots,
 //       templates/gemv_q.cu) and int4g128 on tensor cores (two-chunk stages of each tile,
-//       templates/gemv_qtc.cu; without ring int4g128 loads into registers, templates/gemv_tc.cu)
+//       templates/gemv_qtc.cu; without ring int4g128 loads into registers: whole lines at m tile 1,
+//       templates/gemv_q4l.cu, and rows g and g + 8 a lane at m > 1, templates/gemv_tc.cu)
 //   al  aligned body (CUDA cores, 16-byte loads only): each row's elements before its first
 //       16-byte boundary (head) and after its last whole 16-byte load (tail) are read one by one,
 //       the rest with 16-byte loads from aligned addresses, and x without any alignment; so
@@ -106,10 +107,11 @@ bool config_text_matches(std::string_view config_text, std::string_view pattern)
 // kernel's NVRTC compile 2-4x as long, which a small problem's tune pays (tune() leaves them out
 // there). The generator passes this to the template as GEMV_AL_X_OFFSETS.
 bool compiles_per_x_offset(const KernelConfig& c);
-// Static shared memory of one block of the int4 tensor-core family (templates/gemv_qtc.cu), a
-// tensor-core config c: per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks of 16
-// rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x staged for
-// 16 chunks (5184 bytes); within 16 bytes of ptxas' report on the whole space. The limit in
+// Static shared memory of one block of the int4 tensor-core family, a tensor-core config c. With
+// ring (templates/gemv_qtc.cu): per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks
+// of 16 rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x
+// staged for 16 chunks (5184 bytes); without ring at m tile 1 (templates/gemv_q4l.cu) x staged for
+// 32 chunks and the finish; within 16 bytes of ptxas' report. The ring's limit in
 // why_invalid_weights, and the model's blocks per SM (with the 1 KB sm_90 reserves per block).
 int int4_tc_shared_bytes(const KernelConfig& c);
 // Static shared memory of a ring config's block (the quantized CUDA-core family with ring):

@@ -185,16 +185,34 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_GE(tc_rings, 100u);
   EXPECT_GE(twins, 100u);
   // At M = 1 the int4 rings run one stage ahead only (a deeper ring tied alone and lost 8 us a
-  // call in the H200 decode chain); the register twins of every unroll stay, and at M = 16 the
-  // deeper rings too.
+  // call in the H200 decode chain); the register twins (templates/gemv_q4l.cu there) of two
+  // stages a trip stay, and at M = 16 the deeper rings too.
   std::size_t deep_rings_m16 = 0, deep_twins_m1 = 0;
   for (const KernelConfig& x : int4) deep_rings_m16 += x.ring && x.unroll > 1;
   EXPECT_GE(deep_rings_m16, 50u);
   for (const KernelConfig& x : search_space_for(DType::bf16, {28672, 4096}, 1, WeightFormat::int4_g128)) {
     EXPECT_FALSE(x.ring && x.unroll > 1) << to_string(x);
     deep_twins_m1 += x.family == Family::tensor_core && !x.ring && x.unroll > 1;
+    if (x.family == Family::tensor_core && !x.ring) {
+      EXPECT_LE(x.rows_per_warp * x.unroll, 2) << to_string(x);
+      EXPECT_EQ(16 % (x.unroll * x.k_warps), 0) << to_string(x);
+    }
   }
-  EXPECT_GE(deep_twins_m1, 50u);
+  EXPECT_GE(deep_twins_m1, 30u);
+  // gemv_q4l.cu's register budget (two trips of whole-line loads) and its x slices of 16 stages.
+  const auto q4l_regs = why_invalid_for(parse_config("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, {28672, 4096}, 1,
+                                        WeightFormat::int4_g128);
+  ASSERT_TRUE(q4l_regs);
+  EXPECT_NE(q4l_regs->find("register budget of 2"), std::string::npos) << *q4l_regs;
+  EXPECT_FALSE(why_invalid_for(parse_config("tc_t64_r2_kw2_v16_u1_sk1_cs_pdl"), DType::bf16, {28672, 4096}, 1,
+                               WeightFormat::int4_g128));
+  EXPECT_FALSE(why_invalid_for(parse_config("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_m2"), DType::bf16, {28672, 4096}, 2,
+                               WeightFormat::int4_g128));  // gemv_tc.cu at m tile 2
+  // ... and its x slices of 16 stages, which a trip never straddles.
+  const auto q4l_slices = why_invalid_for(parse_config("tc_t512_r1_kw16_v16_u2_sk1_cs_pdl"), DType::bf16,
+                                          {28672, 4096}, 1, WeightFormat::int4_g128);
+  ASSERT_TRUE(q4l_slices);
+  EXPECT_NE(q4l_slices->find("does not divide the 16 stages"), std::string::npos) << *q4l_slices;
   const auto spills = why_invalid_for(parse_config("tc_t64_r4_kw2_v16_u2_sk1_cs_pdl_m16"), DType::bf16, {4096, 4096}, 16,
                                       WeightFormat::int4_g128);
   ASSERT_TRUE(spills);

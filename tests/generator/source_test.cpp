@@ -52,6 +52,16 @@ TEST(Source, PreludeSegmentLimitIsTheLibrarys) {
   EXPECT_NE(prelude.find("#define GEMV_MAX_SEGMENTS " + std::to_string(kMaxFusedSegments) + "\n"), std::string::npos);
 }
 
+TEST(Source, Int4LineLoadsAtMOne) {
+  // int4g128 on tensor cores without the ring: templates/gemv_q4l.cu at m tile 1, gemv_tc.cu above.
+  EXPECT_NE(generate_source(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_pdl"), DType::bf16, WeightFormat::int4_g128)
+                .find("and templates/gemv_q4l.cu\n"),
+            std::string::npos);
+  EXPECT_NE(generate_source(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_pdl_m2"), DType::bf16, WeightFormat::int4_g128)
+                .find("and templates/gemv_tc.cu\n"),
+            std::string::npos);
+}
+
 TEST(Source, FamilyAndMTileAreInTheKernelName) {
   EXPECT_EQ(kernel_name(parse_config("tc_t128_r1_kw2_v16_u2_sk3_cs_pdl_m16"), DType::bf16),
             "gemv_tc_bf16_t128_r1_kw2_v16_u2_cs_pdl_m16");
@@ -59,7 +69,11 @@ TEST(Source, FamilyAndMTileAreInTheKernelName) {
   const std::string tc = generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16);
   EXPECT_NE(tc.find("#define GEMV_M_TILE 8"), std::string::npos);
   EXPECT_NE(tc.find("mma.sync.aligned.m16n8k16"), std::string::npos);
-  EXPECT_EQ(generate_source(parse_config("t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16).find("mma.sync"), std::string::npos);
+  EXPECT_NE(tc.find("and templates/gemv_tc.cu\n"), std::string::npos);
+  // The CUDA-core family's source is gemv.cu's (the prelude it shares holds the mma helper).
+  const std::string cc = generate_source(parse_config("t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16);
+  EXPECT_NE(cc.find("and templates/gemv.cu\n"), std::string::npos);
+  EXPECT_EQ(cc.find("mma_16816(d"), std::string::npos);
   EXPECT_THROW(generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::f32), InvalidArgument);
 }
 
@@ -81,7 +95,7 @@ TEST(Source, TemplatesCompileOnTheirOwnWithDefaults) {
   // Each family's file, as a person edits it: nvcc -c with only its #ifndef defaults (it
   // includes the prelude beside it). nvcc ships with the toolkit the build needs.
   const std::string dir = GEMVTUNE_SOURCE_DIR "/templates/";
-  for (const char* file : {"gemv.cu", "gemv_tc.cu", "gemv_q.cu", "gemv_qtc.cu", "prelude.cu"}) {
+  for (const char* file : {"gemv.cu", "gemv_tc.cu", "gemv_q.cu", "gemv_qtc.cu", "gemv_q4l.cu", "prelude.cu"}) {
     const std::string out = ::testing::TempDir() + "/template_alone.o";
     const std::string cmd = std::string("\"") + GEMVTUNE_NVCC + "\" -arch=sm_90 -c \"" + dir + file + "\" -o \"" + out +
                             "\" 2>&1";
