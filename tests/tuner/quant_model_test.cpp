@@ -496,6 +496,18 @@ TEST(QuantModel, ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin) {
   std::printf("[gemvtune] int4g128, ring and register loads: the model strategy's worst pair %.3fx the best\n", worst);
 }
 
+// The same on the sweep of templates/gemv_q4l.cu (the register loads at M = 1 since 2026-12-02)
+// beside the ring, every PDL tensor-core config of 6 preset shapes in one H200 lease: the walk
+// ends within 3% of the best tensor-core config of each shape (at b89be9d: 1.001x at worst).
+TEST(QuantModel, ModelStrategyOnTheWholeLineRegisterLoadsSweep) {
+  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_b89be9d_pdl.csv"});
+  std::size_t registers = 0;
+  for (const FitRow& r : rows) registers += r.config.family == Family::tensor_core && !r.config.ring;
+  ASSERT_GE(registers, 300u);
+  const double worst = expect_strategy_near_best(rows, WeightFormat::int4_g128, 1.03);
+  std::printf("[gemvtune] int4g128 M = 1, ring and whole-line register loads: the model strategy's worst pair %.3fx the best\n", worst);
+}
+
 // The model's untuned default for int4g128 at M = 1 (what a shape gets with nothing in the cache
 // to borrow from), on the recorded sweeps of both int4 tensor-core kernels and the CUDA cores: a
 // geometric mean of 1.277x the best swept config over the preset's 7 shapes. Before the deeper
