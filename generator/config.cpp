@@ -231,7 +231,7 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   // (16 registers per tile and stage each): 94, 130 and 162 registers at 1 tile x 1 stage,
   // 1 x 2 and 2 x 1, 2 x 2 spilled (NVRTC 13.0, sm_90); and a trip never straddles two of its
   // x slices of 16 stages, so unroll x k_warps divides 16.
-  if (tc && is_int4(weights) && !c.ring && c.m_tile == 1) {
+  if (runs_int4_line_loads(c, weights)) {
     if (c.rows_per_warp * c.unroll > 2)
       return "int4 on tensor cores at m tile 1 without the ring: " + std::to_string(c.rows_per_warp) +
              " tiles x unroll " + std::to_string(c.unroll) + " exceeds the register budget of 2 (two trips in flight)";
@@ -271,6 +271,10 @@ bool config_text_matches(std::string_view config_text, std::string_view pattern)
     if (plus == std::string_view::npos) return true;
     pattern.remove_prefix(plus + 1);
   }
+}
+
+bool runs_int4_line_loads(const KernelConfig& c, WeightFormat weights) {
+  return c.family == Family::tensor_core && is_int4(weights) && !c.ring && c.m_tile == 1;
 }
 
 int ring_shared_bytes(const KernelConfig& c) { return c.warps() * (c.unroll + 1) * c.rows_per_warp * 512; }

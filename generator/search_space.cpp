@@ -140,8 +140,9 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
     // Tensor cores for bf16/fp16 activations, with the knobs of the dense tensor-core family:
     // the 8-bit formats and int4g128 with register loads (templates/gemv_tc.cu, converting in
     // registers; int4g128 at m tile 1 templates/gemv_q4l.cu's whole-line loads), and int4g128
-    // through a shared-memory ring of chunks too (ring, templates/gemv_qtc.cu). Each int4 config comes ring first: the model tells the two apart
-    // only by the ring's shared memory, so on a tie its default and first picks are the ring's,
+    // through a shared-memory ring of chunks too (ring, templates/gemv_qtc.cu). Each int4 config
+    // comes ring first: the model tells the two apart only by the ring's shared memory (and at
+    // m tile 1 the registers), so on a tie its default and first picks are the ring's,
     // as before the register kernel (H200, 2026-12-01: the register loads ran 16x28672x4096 in 31.9 us
     // against the ring's 38.5, 4096x14336 at M = 1 in 12.95 against 16.0, but 28672x4096 at
     // M = 1 in 22.2 against 20.6; bench/results/h200.md).

@@ -22,7 +22,7 @@ const char* family_template(const KernelConfig& c, WeightFormat w) {
   // kernel's loop; int4g128 through a shared-memory ring (ring) has its own kernel, and so does
   // int4g128 in registers at m tile 1 (whole-line loads, two chunks of K in one mma).
   const bool tc = c.family == Family::tensor_core;
-  if (is_quantized(w) && tc && is_int4(w) && !c.ring && c.m_tile == 1) return "gemv_q4l.cu";
+  if (runs_int4_line_loads(c, w)) return "gemv_q4l.cu";
   if (is_quantized(w)) return tc ? (c.ring ? "gemv_qtc.cu" : "gemv_tc.cu") : "gemv_q.cu";
   return tc ? "gemv_tc.cu" : "gemv.cu";
 }

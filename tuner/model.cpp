@@ -54,7 +54,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // tensor-core estimate gave 52-200). At M > 1, the accumulators of the extra batch rows on top.
   const double rows = c.rows_per_warp;
   const bool int4_tc = quantized && tc && is_int4(w);  // 8-bit tensor cores: the dense kernel's loads
-  if (int4_tc && !c.ring && c.m_tile == 1) {
+  const bool line_loads = runs_int4_line_loads(c, w);
+  if (line_loads) {
     // templates/gemv_q4l.cu: two trips of whole-line loads, 16 registers per tile and stage each
     // (NVRTC 13.0: 94, 130 and 162 at 1 tile x 1 stage, 1 x 2 and 2 x 1; 1 x 2 with one warp
     // along K held at 128 by its launch bounds).
@@ -88,7 +89,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
   // blocks per SM too.
   // Int4's register loads (tensor cores without ring) hold no ring; at m tile 1 they stage x.
-  const double shared = int4_tc && (c.ring || c.m_tile == 1) ? int4_tc_shared_bytes(c) + 1024.0
+  const double shared = int4_tc && (c.ring || line_loads) ? int4_tc_shared_bytes(c) + 1024.0
                         : int4_tc         ? 0
                         : c.ring          ? ring_shared_bytes(c) + 1024.0
                                           : 0;

@@ -107,6 +107,10 @@ bool config_text_matches(std::string_view config_text, std::string_view pattern)
 // kernel's NVRTC compile 2-4x as long, which a small problem's tune pays (tune() leaves them out
 // there). The generator passes this to the template as GEMV_AL_X_OFFSETS.
 bool compiles_per_x_offset(const KernelConfig& c);
+// Whether c with these weights runs templates/gemv_q4l.cu: int4 on tensor cores (int4g128 only)
+// without the ring at m tile 1 (whole-line register loads). The generator's template, the rules
+// and the model's registers and shared memory all ask this one question.
+bool runs_int4_line_loads(const KernelConfig& c, WeightFormat weights);
 // Static shared memory of one block of the int4 tensor-core family, a tensor-core config c. With
 // ring (templates/gemv_qtc.cu): per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks
 // of 16 rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x
