@@ -143,20 +143,23 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // This lane's factor of each tile half (h: X or Y): lane t of quad g loads the scale (t even)
   // or zero (t odd) of tile row g (t < 2) or g + 8, at group 2 s + par of stage s.
   const elem_t* fp[R][2];
+  const auto point = [&](const WarpRows& rows) {  // with_rows says why
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
+    for (int i = 0; i < R; ++i) {
 #pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1));
-      wp[i][p] = pinned(qr.q + q_byte(kb) + 16 * (lane & 7));
+      for (int p = 0; p < 4; ++p) {
+        const QuantRow qr = quant_row(rows, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1));
+        wp[i][p] = pinned(qr.q + q_byte(kb) + 16 * (lane & 7));
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const QuantRow qr = quant_row(rows, min(row0 + 16 * i + 4 * h + 8 * (t >> 1) + a, n - 1));
+        fp[i][h] = pinned(static_cast<const elem_t*>(t & 1 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_GROUP) +
+                          kb / GEMV_GROUP + par);
+      }
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 4 * h + 8 * (t >> 1) + a, n - 1));
-      fp[i][h] = pinned(static_cast<const elem_t*>(t & 1 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_GROUP) +
-                        kb / GEMV_GROUP + par);
-    }
-  }
+  };
+  with_rows(seg, min(row0, n - 1), min(row0 + 16 * R - 1, n - 1), point);
   const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
   const unsigned bias = GEMV_I4_BIAS | (opaque << 4), mask = 0x000F000Fu | (opaque << 5);
 

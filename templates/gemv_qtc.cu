@@ -133,17 +133,19 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // stage's 128 bytes. Rows past N read row N-1 and are never written.
   const int copy_col = lane & 7;
   const unsigned char* wp[R][4];
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1));
-      wp[i][p] = qr.q + q_byte(kb + kw * SC * CHUNK) + 16 * copy_col;
-    }
   // This lane's scale or zero of each tile (i4_lane_factors), one group per chunk.
   const elem_t* fp[R];
+  const auto point = [&](const WarpRows& rows) {  // with_rows says why
 #pragma unroll
-  for (int i = 0; i < R; ++i) fp[i] = i4_lane_factors(seg, row0 + 16 * i, g, t, n, k, kb);
+    for (int i = 0; i < R; ++i) {
+#pragma unroll
+      for (int p = 0; p < 4; ++p)
+        wp[i][p] = quant_row(rows, min(row0 + 16 * i + 4 * p + (lane >> 3), n - 1)).q +
+                   q_byte(kb + kw * SC * CHUNK) + 16 * copy_col;
+      fp[i] = i4_lane_factors(rows, row0 + 16 * i, g, t, n, k, kb);
+    }
+  };
+  with_rows(seg, min(row0, n - 1), min(row0 + 16 * R - 1, n - 1), point);
   constexpr int W_STEP = SC * CHUNK * KW / 2;  // bytes of weights per stage of mine
   // Batch row 8 nt + g of X, or row m - 1 past the batch: its columns of D are never written,
   // and every lane loads, so no lane idles on a predicate.

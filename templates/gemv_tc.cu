@@ -315,8 +315,6 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #if GEMV_WFORMAT == 4
   // This lane's scale or zero of each tile (i4_lane_factors), one group per chunk.
   const elem_t* fp[R];
-#pragma unroll
-  for (int i = 0; i < R; ++i) fp[i] = i4_lane_factors(seg, row0 + 16 * i, g, t, n, k, kb);
   // The mma's and LOP3's constant operands, made opaque from m so that they stay in registers
   // (as in gemv_qtc.cu).
   const unsigned opaque = static_cast<unsigned>(m) >> 31;  // 0: m >= 1
@@ -324,20 +322,27 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #elif GEMV_WFORMAT != 0
   float scale[R][2];  // the rows' scales (int8, fp8) or the tensor's (fp8t)
 #endif
+  const auto point = [&](const WarpRows& rows) {  // with_rows says why
 #pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int h = 0; h < TL; ++h) {
-#if GEMV_WFORMAT == 0
-      wr[i][h] = row_weights(seg, min(row0 + TR * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
-#elif GEMV_WFORMAT == 4
-      wr[i][h] = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1)).q + q_byte(kb + t * LANE_K);
-#else
-      const QuantRow qr = quant_row(seg, min(row0 + 16 * i + 8 * h + g, n - 1));
-      wr[i][h] = qr.q + kb + t * LANE_K;
-      scale[i][h] = q_row_scale(qr);
+    for (int i = 0; i < R; ++i) {
+#if GEMV_WFORMAT == 4
+      fp[i] = i4_lane_factors(rows, row0 + 16 * i, g, t, n, k, kb);
 #endif
+#pragma unroll
+      for (int h = 0; h < TL; ++h) {
+#if GEMV_WFORMAT == 0
+        wr[i][h] = row_weights(rows, min(row0 + TR * i + 8 * h + g, n - 1)) + kb + t * LANE_K;
+#elif GEMV_WFORMAT == 4
+        wr[i][h] = quant_row(rows, min(row0 + 16 * i + 8 * h + g, n - 1)).q + q_byte(kb + t * LANE_K);
+#else
+        const QuantRow qr = quant_row(rows, min(row0 + 16 * i + 8 * h + g, n - 1));
+        wr[i][h] = qr.q + kb + t * LANE_K;
+        scale[i][h] = q_row_scale(qr);
+#endif
+      }
     }
+  };
+  with_rows(seg, min(row0, n - 1), min(row0 + GEMV_WARP_ROWS - 1, n - 1), point);
   // Batch row 8 nt + g of X; rows at or past m feed zeros (warp-divergent loads, uniform mma).
   const elem_t* xr[NT];
   bool xok[NT];

@@ -203,18 +203,60 @@ struct GemvSegments {
   int count;
 };
 
-__device__ __forceinline__ const elem_t* row_weights(const GemvSegments& seg, int row) {
-  const elem_t* w = seg.w[0];
-  long long ld = seg.ld[0];
-  int begin = 0;
+// One segment's fields, found once for rows that all lie in it: each search reads every
+// segment's fields from the constant bank (17 loads and selects), and a kernel that searched
+// for each of its lanes' rows spent hundreds of instructions before its first weight load.
+struct RowSegment {
+  const void* w;
+  const void* scales;  // quantized weights only
+  const void* zeros;
+  long long ld;
+  int begin;
+};
+
+__device__ __forceinline__ RowSegment segment_of(const GemvSegments& seg, int row) {
+  RowSegment r = {seg.w[0], seg.scales[0], seg.zeros[0], seg.ld[0], 0};
 #pragma unroll
   for (int i = 1; i < GEMV_MAX_SEGMENTS; ++i)
     if (i < seg.count && row >= seg.row_begin[i]) {
-      w = seg.w[i];
-      ld = seg.ld[i];
-      begin = seg.row_begin[i];
+      r.w = seg.w[i];
+      r.scales = seg.scales[i];
+      r.zeros = seg.zeros[i];
+      r.ld = seg.ld[i];
+      r.begin = seg.row_begin[i];
     }
-  return w + static_cast<long long>(row - begin) * ld;
+  return r;
+}
+
+// The rows of one warp: `single` where they all lie in segment `one` (the usual case: only
+// a warp whose rows straddle a boundary searches for each row). with_rows makes them with
+// single a constant, so each call of point compiles to one of the two.
+struct WarpRows {
+  const GemvSegments& all;
+  RowSegment one;
+  bool single;
+};
+__device__ __forceinline__ RowSegment segment_of(const WarpRows& rows, int row) {
+  return rows.single ? rows.one : segment_of(rows.all, row);
+}
+template <class Point>
+__device__ __forceinline__ void with_rows(const GemvSegments& seg, int first, int last, const Point& point) {
+  const RowSegment one = segment_of(seg, first);
+  if (one.begin == segment_of(seg, last).begin)
+    point(WarpRows{seg, one, true});
+  else
+    point(WarpRows{seg, one, false});
+}
+
+// Row `row`'s weights; s, rows or seg holds it.
+__device__ __forceinline__ const elem_t* row_weights(const RowSegment& s, int row) {
+  return static_cast<const elem_t*>(s.w) + static_cast<long long>(row - s.begin) * s.ld;
+}
+__device__ __forceinline__ const elem_t* row_weights(const WarpRows& rows, int row) {
+  return row_weights(segment_of(rows, row), row);
+}
+__device__ __forceinline__ const elem_t* row_weights(const GemvSegments& seg, int row) {
+  return row_weights(segment_of(seg, row), row);
 }
 
 // Output element (batch row mi, weight row `row`).
@@ -536,27 +578,20 @@ struct QuantRow {
   long long row;           // row within its segment
 };
 
-__device__ __forceinline__ QuantRow quant_row(const GemvSegments& seg, int row) {
-  const void* w = seg.w[0];
-  const void* s = seg.scales[0];
-  const void* z = seg.zeros[0];
-  long long ld = seg.ld[0];
-  int begin = 0;
-#pragma unroll
-  for (int i = 1; i < GEMV_MAX_SEGMENTS; ++i)
-    if (i < seg.count && row >= seg.row_begin[i]) {
-      w = seg.w[i];
-      s = seg.scales[i];
-      z = seg.zeros[i];
-      ld = seg.ld[i];
-      begin = seg.row_begin[i];
-    }
+// Row `row`; s, rows or seg holds it.
+__device__ __forceinline__ QuantRow quant_row(const RowSegment& s, int row) {
   QuantRow r;
-  r.row = row - begin;
-  r.q = static_cast<const unsigned char*>(w) + r.row * q_byte(ld);
-  r.scales = s;
-  r.zeros = z;
+  r.row = row - s.begin;
+  r.q = static_cast<const unsigned char*>(s.w) + r.row * q_byte(s.ld);
+  r.scales = s.scales;
+  r.zeros = s.zeros;
   return r;
+}
+__device__ __forceinline__ QuantRow quant_row(const WarpRows& rows, int row) {
+  return quant_row(segment_of(rows, row), row);
+}
+__device__ __forceinline__ QuantRow quant_row(const GemvSegments& seg, int row) {
+  return quant_row(segment_of(seg, row), row);
 }
 
 // The values of one 32-bit word of packed weights, in K order: GEMV_QWORD of them.
@@ -674,9 +709,9 @@ __device__ __forceinline__ unsigned i4_pair(unsigned w, int i, unsigned mask, un
 // tile (t = 0: scale of row g, 1: zero of row g, 2: scale of row g + 8, 3: zero of row g + 8)
 // and the quad shares them by shuffles: one load per tile and group instead of four. The
 // lane's factor of the tile whose rows start at tile_row, at the group holding element kb.
-__device__ __forceinline__ const elem_t* i4_lane_factors(const GemvSegments& seg, int tile_row, int g, int t, int n,
-                                                          int k, int kb) {
-  const QuantRow qr = quant_row(seg, min(tile_row + 8 * (t / 2) + g, n - 1));
+__device__ __forceinline__ const elem_t* i4_lane_factors(const WarpRows& rows, int tile_row, int g, int t, int n, int k,
+                                                          int kb) {
+  const QuantRow qr = quant_row(rows, min(tile_row + 8 * (t / 2) + g, n - 1));
   return static_cast<const elem_t*>(t % 2 ? qr.zeros : qr.scales) + qr.row * (k / GEMV_GROUP) + kb / GEMV_GROUP;
 }
 // The quad's factors of one group from each lane's one (f): the scale and B + zero of rows g

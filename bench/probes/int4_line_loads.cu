@@ -14,7 +14,8 @@
 // It became templates/gemv_q4l.cu; with -DWITH_LIBRARY_KERNEL -I templates the probe also times
 // that kernel (t128_r1_kw1_u2, no PDL) in this same harness (bench/results/h200.md, 2026-12-02).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o int4_line_loads bench/probes/int4_line_loads.cu
-// Run:   int4_line_loads NxK...   (prints one line per config: us, GB/s, max error)
+// Run:   int4_line_loads NxK...   (prints one line per config: us, GB/s, max error; with
+//        LIBRARY_ONLY set, only the library kernel and the probe's t128_r1_kw1_u2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -420,19 +421,24 @@ int main(int argc, char** argv) {
     run_library(P);
     both<128, 1, 2, true>(P);
     run_library(P);
+    const bool library_only = std::getenv("LIBRARY_ONLY") != nullptr;
+#else
+    const bool library_only = false;
 #endif
-    both<128, 2, 2>(P);
-    both<256, 4, 2>(P);
-    both<128, 2, 1, true>(P);
-    both<128, 2, 2, true>(P);
-    both<128, 1, 2, true>(P);
-    both<64, 2, 2, true>(P);
-    both<64, 1, 2, true>(P);
-    both<256, 2, 1, true>(P);
-    both<256, 2, 2, true>(P);
-    both<256, 4, 1, true>(P);
-    both<256, 4, 2, true>(P);
-    both<128, 4, 1, true>(P);
+    if (!library_only) {
+      both<128, 2, 2>(P);
+      both<256, 4, 2>(P);
+      both<128, 2, 1, true>(P);
+      both<128, 2, 2, true>(P);
+      both<128, 1, 2, true>(P);
+      both<64, 2, 2, true>(P);
+      both<64, 1, 2, true>(P);
+      both<256, 2, 1, true>(P);
+      both<256, 2, 2, true>(P);
+      both<256, 4, 1, true>(P);
+      both<256, 4, 2, true>(P);
+      both<128, 4, 1, true>(P);
+    }
     CK(cudaFree(P.q));
     CK(cudaFree(P.s));
     CK(cudaFree(P.z));
