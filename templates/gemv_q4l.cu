@@ -229,23 +229,32 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 
   // x of slice `slice` into x_pairs and x_sum, by the whole block: unit u is word q of lane t's
   // 32 elements of chunk u / 16, and the 16 units of a chunk, 16 adjacent lanes, add up its sum.
+  // A thread's units are all loaded before the first is used: one trip to L2 a slice, where a
+  // loop of load, use, load waited for L2 once per unit (4 times at 128 threads).
   const auto stage_x = [&](int slice) {
+    constexpr int UNITS = SLICE_CHUNKS * 16 / GEMV_THREADS;  // per thread
+    static_assert(SLICE_CHUNKS * 16 % GEMV_THREADS == 0, "threads divide a slice's units");
     const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
-#pragma unroll 1
-    for (int u0 = 0; u0 < SLICE_CHUNKS * 16; u0 += GEMV_THREADS) {
-      const int u = u0 + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
+    uint4 v[UNITS];
+#pragma unroll
+    for (int r = 0; r < UNITS; ++r) {
+      const int u = r * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
+      if (c < count) v[r] = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
+    }
+#pragma unroll
+    for (int r = 0; r < UNITS; ++r) {
+      const int u = r * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
       float xsum = 0.f;
       if (c >= count) {
         // Past the split's last chunk: zeros, so the lanes of a last stage's missing second chunk
         // (an odd count) add D = 0 and sum x = 0, nothing, whatever weights they loaded.
         x_pairs[c][tt][q] = make_uint4(0, 0, 0, 0);
       } else {
-        const uint4 v = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
         unsigned pr[4];
-        i4_x_pairs(v, pr);
+        i4_x_pairs(v[r], pr);
         x_pairs[c][tt][q] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
         float f[8];
-        vec_to_floats(v, f);
+        vec_to_floats(v[r], f);
 #pragma unroll
         for (int e = 0; e < 8; ++e) xsum += f[e];
       }

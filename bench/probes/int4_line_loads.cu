@@ -60,7 +60,10 @@ __device__ __forceinline__ float bf(unsigned short b) { return __uint_as_float(s
 
 // THREADS per block, KW warps along K (taking stages in turn), U stages (2 KB of a tile each) per
 // trip, all in flight before the first use. ARITH false: the loads only (xor of the words).
-template <int THREADS, int KW, int U, bool ARITH, bool PIPE>
+// TILED: q in 16-row tiles, each tile's stages one after another and each stage its 16 rows'
+// 128 bytes (2 KB contiguous), so a load instruction reads 512 contiguous bytes and a warp
+// streams one contiguous region (a layout a converter would write; the reference is the same).
+template <int THREADS, int KW, int U, bool ARITH, bool PIPE, bool TILED = false>
 __global__ void __launch_bounds__(THREADS) int4_lines(const unsigned char* __restrict__ q,
                                                       const unsigned short* __restrict__ scales,
                                                       const unsigned short* __restrict__ zeros,
@@ -79,7 +82,10 @@ __global__ void __launch_bounds__(THREADS) int4_lines(const unsigned char* __res
 
   const unsigned char* wp[4];
 #pragma unroll
-  for (int p = 0; p < 4; ++p) wp[p] = q + static_cast<long long>(min(row0 + 4 * p + (lane >> 3), n - 1)) * (k / 2) + 16 * col;
+  for (int p = 0; p < 4; ++p)
+    wp[p] = TILED ? q + static_cast<long long>(row0) * (k / 2) + (4 * p + (lane >> 3)) * 128 + 16 * col
+                  : q + static_cast<long long>(min(row0 + 4 * p + (lane >> 3), n - 1)) * (k / 2) + 16 * col;
+  constexpr int STAGE_BYTES = TILED ? 2048 : 128;  // from one stage of a row to the next
   // Factors: lane t of quad g loads t = 0 scale / 1 zero of tile row g, 2 / 3 of tile row g + 8,
   // for tile X (rows a, 8 + a) and Y (4 + a, 12 + a), group 2 s + par.
   const unsigned short* fpX = (t & 1 ? zeros : scales) + static_cast<long long>(min(row0 + 8 * (t >> 1) + a, n - 1)) * groups + par;
@@ -112,7 +118,7 @@ __global__ void __launch_bounds__(THREADS) int4_lines(const unsigned char* __res
     for (int u = 0; u < U; ++u) {
       const int s = min(s0 + u * KW, stages - 1);  // past the end: a repeat, not used
 #pragma unroll
-      for (int p = 0; p < 4; ++p) w[u][p] = ldcs16(wp[p] + 128 * s);
+      for (int p = 0; p < 4; ++p) w[u][p] = ldcs16(wp[p] + STAGE_BYTES * s);
       if (ARITH) {
         f[u][0] = fpX[2 * s];
         f[u][1] = fpY[2 * s];
@@ -218,6 +224,7 @@ struct Problem {
   int n, k, copies;
   size_t qbytes, fcount;
   unsigned char* q;
+  unsigned char* qt;  // the same weights tiled (int4_lines' TILED)
   unsigned short *s, *z, *x;
   float* y;
   std::vector<unsigned char> hq;
@@ -236,9 +243,10 @@ static double from_bf(unsigned short b) {
   return f;
 }
 
-template <int THREADS, int KW, int U, bool ARITH, bool PIPE>
+template <int THREADS, int KW, int U, bool ARITH, bool PIPE, bool TILED = false>
 static void run(Problem& P, const char* name) {
-  auto kern = int4_lines<THREADS, KW, U, ARITH, PIPE>;
+  auto kern = int4_lines<THREADS, KW, U, ARITH, PIPE, TILED>;
+  unsigned char* const q = TILED ? P.qt : P.q;
   const int chunks = P.k / 128;
   const size_t smem = static_cast<size_t>(chunks) * 4 * 5 * 16 + chunks * 4 + (THREADS / 32) * 32 * 4 * 4;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
@@ -246,7 +254,7 @@ static void run(Problem& P, const char* name) {
   const dim3 grid((P.n + rows_per_block - 1) / rows_per_block);
   // correctness on copy 0
   CK(cudaMemset(P.y, 0xFF, P.n * 4));
-  kern<<<grid, THREADS, smem>>>(P.q, P.s, P.z, P.x, P.y, P.n, P.k);
+  kern<<<grid, THREADS, smem>>>(q, P.s, P.z, P.x, P.y, P.n, P.k);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   std::vector<float> hy(P.n);
@@ -276,7 +284,7 @@ static void run(Problem& P, const char* name) {
   CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
   for (int i = 0; i < L; ++i) {
     const int c = i % P.copies;
-    kern<<<grid, THREADS, smem, st>>>(P.q + c * P.qbytes, P.s + c * P.fcount, P.z + c * P.fcount, P.x, P.y, P.n, P.k);
+    kern<<<grid, THREADS, smem, st>>>(q + c * P.qbytes, P.s + c * P.fcount, P.z + c * P.fcount, P.x, P.y, P.n, P.k);
   }
   CK(cudaStreamEndCapture(st, &gr));
   CK(cudaGraphInstantiate(&ge, gr, 0));
@@ -407,12 +415,20 @@ int main(int argc, char** argv) {
     P.hx.resize(P.k);
     for (auto& v : P.hx) v = to_bf(ux(rng));
     CK(cudaMalloc(&P.q, P.qbytes * P.copies));
+    CK(cudaMalloc(&P.qt, P.qbytes * P.copies));
+    std::vector<unsigned char> tiled(P.qbytes);
+    const int stages = P.k / 256;
+    for (int r = 0; r < P.n; ++r)
+      for (int st = 0; st < stages; ++st)
+        std::memcpy(&tiled[((static_cast<size_t>(r / 16) * stages + st) * 16 + r % 16) * 128],
+                    &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128], 128);
     CK(cudaMalloc(&P.s, P.fcount * 2 * P.copies));
     CK(cudaMalloc(&P.z, P.fcount * 2 * P.copies));
     CK(cudaMalloc(&P.x, P.k * 2));
     CK(cudaMalloc(&P.y, P.n * 4));
     for (int c = 0; c < P.copies; ++c) {
       CK(cudaMemcpy(P.q + c * P.qbytes, P.hq.data(), P.qbytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(P.qt + c * P.qbytes, tiled.data(), P.qbytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(P.s + c * P.fcount, P.hs.data(), P.fcount * 2, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(P.z + c * P.fcount, P.hz.data(), P.fcount * 2, cudaMemcpyHostToDevice));
     }
@@ -422,6 +438,13 @@ int main(int argc, char** argv) {
     both<128, 1, 2, true>(P);
     run_library(P);
     const bool library_only = std::getenv("LIBRARY_ONLY") != nullptr;
+    if (library_only) {  // the probe's best on tiled weights, and both layouts without arithmetic
+      run<128, 1, 2, true, true, true>(P, "t128_kw1_u2_pipe_tiled");
+      run<128, 1, 2, false, true, false>(P, "t128_kw1_u2_pipe");
+      run<128, 1, 2, false, true, true>(P, "t128_kw1_u2_pipe_tiled");
+      run<128, 2, 2, true, true, true>(P, "t128_kw2_u2_pipe_tiled");
+      run<256, 2, 2, true, true, true>(P, "t256_kw2_u2_pipe_tiled");
+    }
 #else
     const bool library_only = false;
 #endif
@@ -440,6 +463,7 @@ int main(int argc, char** argv) {
       both<128, 4, 1, true>(P);
     }
     CK(cudaFree(P.q));
+    CK(cudaFree(P.qt));
     CK(cudaFree(P.s));
     CK(cudaFree(P.z));
     CK(cudaFree(P.x));

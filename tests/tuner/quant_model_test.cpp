@@ -500,7 +500,7 @@ TEST(QuantModel, ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin) {
 // beside the ring, every PDL tensor-core config of 6 preset shapes in one H200 lease: the walk
 // ends within 3% of the best tensor-core config of each shape (at b89be9d: 1.001x at worst).
 TEST(QuantModel, ModelStrategyOnTheWholeLineRegisterLoadsSweep) {
-  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_b89be9d_pdl.csv"});
+  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_stagex_pdl.csv"});
   std::size_t registers = 0;
   for (const FitRow& r : rows) registers += r.config.family == Family::tensor_core && !r.config.ring;
   ASSERT_GE(registers, 300u);

@@ -1,7 +1,8 @@
 """Compares gemvtune-sweep CSVs of two builds timed in one lease: DIR/{,d}sweep_{new,base,new2}.csv
-(new2: the new build again after the base, to bracket drift; its better time per config counts).
-Prints, per shape and family (int4 tensor-core kernels with and without the ring; dense), the
-best time of each build and the median ratio new/base over the configs both timed."""
+(new2: the new build again after the base, to bracket drift). Prints, per shape and family (int4
+tensor-core kernels with and without the ring; dense), the best time of each run and the median
+ratios new/base and new2/base over the configs both timed (one run each: no run gets the better
+of two)."""
 import csv
 import sys
 
@@ -26,9 +27,13 @@ for pre in ("sweep", "dsweep"):
             keys = [k for k in base if k[0] == shape and k in new and k[1].endswith("_ring") == (fam == "ring")]
             if not keys:
                 continue
-            t_new = {k: min(new[k], new2.get(k, float("inf"))) for k in keys}
-            bb = min(keys, key=base.get)
-            bn = min(keys, key=t_new.get)
-            ratios = sorted(t_new[k] / base[k] for k in keys)
-            print(f"{pre} {shape} {fam}: base {base[bb]:.2f} ({bb[1]}) new {t_new[bn]:.2f} ({bn[1]}) "
-                  f"best ratio {t_new[bn] / base[bb]:.3f}, median {ratios[len(ratios) // 2]:.3f} over {len(keys)}")
+            def best(run):
+                k = min((k for k in keys if k in run), key=run.get)
+                return f"{run[k]:.2f} ({k[1]})"
+
+            def median(run):
+                r = sorted(run[k] / base[k] for k in keys if k in run)
+                return f"{r[len(r) // 2]:.3f}" if r else "-"
+
+            print(f"{pre} {shape} {fam}: base {best(base)} new {best(new)} new2 {best(new2) if new2 else '-'}; "
+                  f"median new/base {median(new)}, new2/base {median(new2)} over {len(keys)}")
