@@ -153,15 +153,20 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
         if (is_int4(weights)) {
           // Register loads only where the ring runs too (its shared memory fits): the model
           // estimates both alike but for the ring's shared memory, so the two kinds are ranked
-          // side by side and the register loads are measured where the ring is.
+          // side by side and the register loads are measured where the ring is. Not at m tile
+          // 1, where they are templates/gemv_q4l.cu's own kernel: there 256 threads with two
+          // stages or two tiles a warp run where the ring's 8 warps do not fit (x staged once
+          // for 8 warps, and since 04a5625 its 256-thread configs are the best of the recorded
+          // sweep on 5 of 6 shapes).
           c.ring = true;
-          if (why_invalid_weights(c, t, weights)) continue;
+          const bool ring_runs = !why_invalid_weights(c, t, weights);
+          if (!ring_runs && c.m_tile > 1) continue;
           // At M = 1 the ring runs one stage ahead only. Deeper rings were never the best of a
           // recorded M = 1 sweep (1.4-30% behind one stage, sweeps/h200_int4g128_m1_*), and where
           // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms
           // slower: 8 us a call more than one stage, the stages it asks for before
           // griddepcontrol.wait competing with the call before it (bench/results/h200.md).
-          if (m > 1 || c.unroll == 1) out.push_back(c);
+          if (ring_runs && (m > 1 || c.unroll == 1)) out.push_back(c);
           c.ring = false;
         }
         out.push_back(c);

@@ -105,8 +105,9 @@ __device__ __forceinline__ uint4 load_line_part(const unsigned char* p) {
 
 // One tile x two stages, one warp along K, held at 128 registers (ptxas took 130; with warps
 // along K the cap spilled 12-16 bytes), so that an SM holds 16 warps, not 12: with 12 the 1792
-// warps of 28672x4096 do not fit one wave.
-#if GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 2 && GEMV_K_WARPS == 1
+// warps of 28672x4096 do not fit one wave. At 256 threads the cap spilled 36 bytes (x staged
+// two units at a time), so those take what ptxas needs.
+#if GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 2 && GEMV_K_WARPS == 1 && GEMV_THREADS <= 128
 #define GEMV_Q4L_MIN_BLOCKS (65536 / 128 / GEMV_THREADS)
 #else
 #define GEMV_Q4L_MIN_BLOCKS 1
@@ -229,38 +230,43 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 
   // x of slice `slice` into x_pairs and x_sum, by the whole block: unit u is word q of lane t's
   // 32 elements of chunk u / 16, and the 16 units of a chunk, 16 adjacent lanes, add up its sum.
-  // A thread's units are all loaded before the first is used: one trip to L2 a slice, where a
-  // loop of load, use, load waited for L2 once per unit (4 times at 128 threads).
+  // A thread loads up to four of its units before it uses the first: one trip to L2 for four
+  // units, where a loop of load, use, load waited for L2 once per unit (the best configs 12-18%
+  // slower, 04a5625); more at once than four spilled at 64 threads.
   const auto stage_x = [&](int slice) {
     constexpr int UNITS = SLICE_CHUNKS * 16 / GEMV_THREADS;  // per thread
-    static_assert(SLICE_CHUNKS * 16 % GEMV_THREADS == 0, "threads divide a slice's units");
+    constexpr int BATCH = UNITS < 4 ? UNITS : 4;
+    static_assert(SLICE_CHUNKS * 16 % GEMV_THREADS == 0 && UNITS % BATCH == 0, "threads divide a slice's units");
     const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
-    uint4 v[UNITS];
+#pragma unroll 1
+    for (int r0 = 0; r0 < UNITS; r0 += BATCH) {
+      uint4 v[BATCH];
 #pragma unroll
-    for (int r = 0; r < UNITS; ++r) {
-      const int u = r * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
-      if (c < count) v[r] = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
-    }
-#pragma unroll
-    for (int r = 0; r < UNITS; ++r) {
-      const int u = r * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
-      float xsum = 0.f;
-      if (c >= count) {
-        // Past the split's last chunk: zeros, so the lanes of a last stage's missing second chunk
-        // (an odd count) add D = 0 and sum x = 0, nothing, whatever weights they loaded.
-        x_pairs[c][tt][q] = make_uint4(0, 0, 0, 0);
-      } else {
-        unsigned pr[4];
-        i4_x_pairs(v[r], pr);
-        x_pairs[c][tt][q] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
-        float f[8];
-        vec_to_floats(v[r], f);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) xsum += f[e];
+      for (int r = 0; r < BATCH; ++r) {
+        const int u = (r0 + r) * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
+        if (c < count) v[r] = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
       }
 #pragma unroll
-      for (int off = 8; off > 0; off >>= 1) xsum += __shfl_xor_sync(0xffffffffu, xsum, off);
-      if ((u & 15) == 0) x_sum[c] = xsum;
+      for (int r = 0; r < BATCH; ++r) {
+        const int u = (r0 + r) * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
+        float xsum = 0.f;
+        if (c >= count) {
+          // Past the split's last chunk: zeros, so the lanes of a last stage's missing second
+          // chunk (an odd count) add D = 0 and sum x = 0, nothing, whatever weights they loaded.
+          x_pairs[c][tt][q] = make_uint4(0, 0, 0, 0);
+        } else {
+          unsigned pr[4];
+          i4_x_pairs(v[r], pr);
+          x_pairs[c][tt][q] = make_uint4(pr[0], pr[1], pr[2], pr[3]);
+          float f[8];
+          vec_to_floats(v[r], f);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) xsum += f[e];
+        }
+#pragma unroll
+        for (int off = 8; off > 0; off >>= 1) xsum += __shfl_xor_sync(0xffffffffu, xsum, off);
+        if ((u & 15) == 0) x_sum[c] = xsum;
+      }
     }
   };
 

@@ -60,7 +60,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     // (NVRTC 13.0: 94, 130 and 162 at 1 tile x 1 stage, 1 x 2 and 2 x 1; 1 x 2 with one warp
     // along K held at 128 by its launch bounds).
     regs = 26 + 32 * rows + 36 * rows * c.unroll;
-    if (rows == 1 && c.unroll == 2 && c.k_warps == 1) regs = 128;
+    if (rows == 1 && c.unroll == 2 && c.k_warps == 1 && c.threads <= 128) regs = 128;
   } else if (int4_tc) {
     regs = 36 + 32 * rows + (n_tiles - 1) * rows * 4;
   } else if (tc) {
