@@ -140,12 +140,15 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // what it would add there (with it, 22 int8/fp8 defaults of the preset moved to 64-thread
   // blocks no sweep supports).
   // Int4 on tensor cores at M > 1 turns over too (its ring fills again and x's first chunk is
-  // loaded anew), int4_tc_block_turnover_us a turn; at M = 1 the fitted issue terms absorb it.
+  // loaded anew), int4_tc_block_turnover_us a turn, and gemv_q4l.cu at M = 1 (it stages x first),
+  // int4_line_block_turnover_us; the int4 ring at M = 1 has the fitted issue terms absorb it.
   const bool int4_tc_batched = int4_tc && m > 1;
   double turnover = 1.0;
-  if (((tc && !quantized) || int4_tc_batched) && waves > 1) {
+  if (((tc && !quantized) || int4_tc_batched || line_loads) && waves > 1) {
     const double block_us = resident_per_sm * bytes / blocks / sm_bw * 1e6;
-    const double turn_us = int4_tc_batched ? gpu.int4_tc_block_turnover_us : gpu.block_turnover_us;
+    const double turn_us = line_loads       ? gpu.int4_line_block_turnover_us
+                           : int4_tc_batched ? gpu.int4_tc_block_turnover_us
+                                             : gpu.block_turnover_us;
     turnover = block_us / (block_us + turn_us / (resident_per_sm * resident_per_sm));
   }
   // The plain CUDA-core loop issues a warp's loads U at a time, and its last trip all U of them

@@ -54,6 +54,12 @@ struct GpuModelParams {
   double int4_tc_batch_tile_issue = 0.375;
   double int4_tc_block_turnover_us = 1.0;
   double int4_tc_batch_split_share = 0.1;  // split-K's cost per extra split, of the stream (0.04 elsewhere)
+  // templates/gemv_q4l.cu (int4 on tensor cores at M = 1) turns over too past one wave: a block
+  // stages its slice of x (a round trip to L2 and two barriers) before its first mma. On the
+  // recorded sweep of every PDL tensor-core config of the preset's 7 shapes
+  // (sweeps/h200_int4g128_m1_q4l_t256_pdl.csv) the model's untuned default came within 1.236x
+  // the best (geometric mean) for any value from 2 to 4 us, 1.296x without the term.
+  double int4_line_block_turnover_us = 3.0;
 };
 
 struct ModelEstimate {

@@ -532,6 +532,8 @@ TEST(QuantModel, Int4DefaultAtMOneOnTheRecordedSweeps) {
     const auto found = times.find(to_string(d));
     ASSERT_NE(found, times.end()) << text << ": the default " << to_string(d) << " is not in the sweep";
     log_sum += std::log(found->second / best);
+    std::printf("[gemvtune] int4g128 default at M = 1 on %s: %s %.2f us, best %.2f\n", text.c_str(),
+                to_string(d).c_str(), found->second, best);
   }
   const double geomean = std::exp(log_sum / by_shape.size());
   std::printf("[gemvtune] int4g128 default at M = 1: %.3fx the best swept config (geometric mean)\n", geomean);
