@@ -199,6 +199,20 @@ TEST(Config, RingRoundTripAndRules) {
     }
   }
   EXPECT_GE(deep_twins_m1, 30u);
+  // At m tile 1 the register loads are gemv_q4l.cu's own kernel, in the space where the ring's
+  // 8 warps do not fit (256 threads with two stages or two tiles a warp: 4096x4096's best on the
+  // H200, sweeps/h200_int4g128_m1_q4l_t256_pdl.csv); at m tile 16 the register loads stay where
+  // the ring runs.
+  const auto has = [](const std::vector<KernelConfig>& space, const char* text) {
+    return std::find(space.begin(), space.end(), parse_config(text)) != space.end();
+  };
+  const auto int4_m1 = search_space_for(DType::bf16, {4096, 4096}, 1, WeightFormat::int4_g128);
+  EXPECT_TRUE(has(int4_m1, "tc_t256_r1_kw4_v16_u2_sk1_cs_pdl"));
+  EXPECT_TRUE(has(int4_m1, "tc_t256_r2_kw1_v16_u1_sk1_cs_pdl"));
+  EXPECT_FALSE(has(int4_m1, "tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_ring"));
+  EXPECT_TRUE(why_invalid_for(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_ring_m16"), DType::bf16, {4096, 4096}, 16,
+                              WeightFormat::int4_g128));
+  EXPECT_FALSE(has(int4, "tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m16"));
   // gemv_q4l.cu's register budget (two trips of whole-line loads) and its x slices of 16 stages.
   const auto q4l_regs = why_invalid_for(parse_config("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, {28672, 4096}, 1,
                                         WeightFormat::int4_g128);
