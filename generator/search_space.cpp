@@ -160,7 +160,7 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
           // sweep on 5 of 6 shapes).
           c.ring = true;
           const bool ring_runs = !why_invalid_weights(c, t, weights);
-          if (!ring_runs && c.m_tile > 1) continue;
+          if (!ring_runs && m > 1) continue;
           // At M = 1 the ring runs one stage ahead only. Deeper rings were never the best of a
           // recorded M = 1 sweep (1.4-30% behind one stage, sweeps/h200_int4g128_m1_*), and where
           // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms

@@ -58,7 +58,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   if (line_loads) {
     // templates/gemv_q4l.cu: two trips of whole-line loads, 16 registers per tile and stage each
     // (NVRTC 13.0: 94, 130 and 162 at 1 tile x 1 stage, 1 x 2 and 2 x 1; 1 x 2 with one warp
-    // along K held at 128 by its launch bounds).
+    // along K and at most 128 threads held at 128 by its launch bounds, GEMV_Q4L_MIN_BLOCKS).
     regs = 26 + 32 * rows + 36 * rows * c.unroll;
     if (rows == 1 && c.unroll == 2 && c.k_warps == 1 && c.threads <= 128) regs = 128;
   } else if (int4_tc) {

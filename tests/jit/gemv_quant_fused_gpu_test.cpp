@@ -19,6 +19,7 @@ namespace {
 // The segments' first rows within the stacked rows, and where they end.
 constexpr std::int64_t kBegin[] = {0, 37, 114};
 constexpr std::int64_t kRows = 307, kK = 1024;
+constexpr std::int64_t segment_end(int i) { return i == 2 ? kRows : kBegin[i + 1]; }
 
 // Segment i's `per_row` bytes per row of `from` copied to `to`, segments in reverse order with
 // 256 bytes between them; offsets[i] says where segment i landed.
@@ -26,16 +27,13 @@ jit::DeviceBuffer apart(CUdeviceptr from, std::int64_t per_row, std::int64_t (&o
   std::int64_t at = 0;
   for (int i = 2; i >= 0; --i) {
     offsets[i] = at;
-    const std::int64_t end = i == 2 ? kRows : kBegin[i + 1];
-    at += ((end - kBegin[i]) * per_row + 255) / 256 * 256 + 256;
+    at += ((segment_end(i) - kBegin[i]) * per_row + 255) / 256 * 256 + 256;
   }
   jit::DeviceBuffer to(static_cast<std::size_t>(at));
   to.fill_bytes(0x5a);  // gaps: codes and factors that no segment holds
-  for (int i = 0; i < 3; ++i) {
-    const std::int64_t end = i == 2 ? kRows : kBegin[i + 1];
+  for (int i = 0; i < 3; ++i)
     GEMVTUNE_CU(cuMemcpyDtoD, to.get() + offsets[i], from + kBegin[i] * per_row,
-                static_cast<std::size_t>((end - kBegin[i]) * per_row));
-  }
+                static_cast<std::size_t>((segment_end(i) - kBegin[i]) * per_row));
   return to;
 }
 
@@ -63,11 +61,9 @@ void check_fused(DType t, WeightFormat w, int m) {
   op.ldx = one.ldx;
   op.weights = w;
   const std::int64_t ldy = one.ldy ? one.ldy : kRows;
-  for (int i = 0; i < 3; ++i) {
-    const std::int64_t end = i == 2 ? kRows : kBegin[i + 1];
-    op.segments[i] = {wbuf.get() + wo[i], one.y + kBegin[i] * dtype_size(t), end - kBegin[i], one.ld, ldy,
+  for (int i = 0; i < 3; ++i)
+    op.segments[i] = {wbuf.get() + wo[i], one.y + kBegin[i] * dtype_size(t), segment_end(i) - kBegin[i], one.ld, ldy,
                       sbuf.get() + so[i], per_row.zeros > 0 ? zbuf.get() + zo[i] : 0};
-  }
 
   const auto space = filtered(search_space_for(t, stacked, m, w));
   std::vector<KernelConfig> configs;
