@@ -148,7 +148,12 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
     // M = 1 in 22.2 against 20.6; bench/results/h200.md).
     if ((weights == WeightFormat::int4_g128 || !is_int4(weights)) && t != DType::f32) {
       std::vector<KernelConfig> tc;
-      add_batched(t, m, Family::tensor_core, tc);
+      // Wide blocks (8 warps along K in 256 threads, 16 in 512) for int4g128 at m tile 1, where
+      // gemv_q4l.cu stages x once per block for all its warps: more warps share each row set, so
+      // a small N still fills the SMs with warps that each stream one short trip. On the H200
+      // (bench/results/h200.md, 2026-12-02 18:38) tc_t256_r1_kw8_u1 ran 4096x4096 in 4.19-4.25 us
+      // against 4.61 for the best config of the space, and t512_r1_kw16_u1 1024x4096 in 2.30.
+      add_batched(t, m, Family::tensor_core, tc, /*wide_k=*/m == 1 && weights == WeightFormat::int4_g128);
       for (KernelConfig c : tc) {
         if (is_int4(weights)) {
           // Register loads only where the ring runs too (its shared memory fits): the model
@@ -166,7 +171,7 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
           // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms
           // slower: 8 us a call more than one stage, the stages it asks for before
           // griddepcontrol.wait competing with the call before it (bench/results/h200.md).
-          if (ring_runs && (m > 1 || c.unroll == 1)) out.push_back(c);
+          if (ring_runs && (m > 1 || c.unroll == 1) && !wide_k_block(c)) out.push_back(c);
           c.ring = false;
         }
         out.push_back(c);

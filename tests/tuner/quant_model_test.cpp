@@ -500,9 +500,10 @@ TEST(QuantModel, ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin) {
 // beside the ring, every PDL tensor-core config of 6 preset shapes in one H200 lease: the walk
 // ends within 3% of the best tensor-core config of each shape (at b89be9d: 1.001x at worst; at
 // 04a5625, x of a slice loaded in one trip to L2: 1.000x; with 256 threads at two stages or two
-// tiles a warp in the space, the sweep recorded here, 7 shapes: 1.006x).
+// tiles a warp in the space, 7 shapes: 1.006x; with the wide blocks too, 8 warps along K in 256
+// threads and 16 in 512, the sweep recorded here: 1.000x).
 TEST(QuantModel, ModelStrategyOnTheWholeLineRegisterLoadsSweep) {
-  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_t256_pdl.csv"});
+  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_wide_pdl.csv"});
   std::size_t registers = 0;
   for (const FitRow& r : rows) registers += r.config.family == Family::tensor_core && !r.config.ring;
   ASSERT_GE(registers, 300u);
@@ -513,12 +514,13 @@ TEST(QuantModel, ModelStrategyOnTheWholeLineRegisterLoadsSweep) {
 // The model's untuned default for int4g128 at M = 1 (what a shape gets with nothing in the cache
 // to borrow from), on the recorded sweep of every PDL tensor-core config (and, on 4096x4096 and
 // 1024x4096, where the CUDA cores win, every PDL config) of the preset's 7 shapes: a geometric
-// mean of 1.296x the best swept config (with the 256-thread q4l configs, 2026-12-02; 1.277x on
-// the sweep before them). Before the deeper rings left the M = 1 space (2026-12-01) it was
+// mean of 1.239x the best swept config on the sweep with the wide q4l blocks (2026-12-02 18:42;
+// 1.236x on the sweep before them, 1.296x before int4_line_block_turnover_us). Before the
+// deeper rings left the M = 1 space (2026-12-01) it was
 // 1.400x: the default took a two-stage ring on 4096x4096 (9.53 us against the best 4.96) and
 // 4096x14336 (23.04 against 12.95).
 TEST(QuantModel, Int4DefaultAtMOneOnTheRecordedSweeps) {
-  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_t256_pdl.csv"});
+  const std::vector<FitRow> rows = sweep_rows(WeightFormat::int4_g128, {"h200_int4g128_m1_q4l_wide_pdl.csv"});
   std::map<std::string, std::map<std::string, double>> by_shape;
   for (const FitRow& r : rows)
     if (r.m == 1 && r.us > 0) by_shape[to_string(r.shape)][to_string(r.config)] = r.us;
