@@ -148,12 +148,16 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
     // M = 1 in 22.2 against 20.6; bench/results/h200.md).
     if ((weights == WeightFormat::int4_g128 || !is_int4(weights)) && t != DType::f32) {
       std::vector<KernelConfig> tc;
-      // Wide blocks (8 warps along K in 256 threads, 16 in 512) for int4g128 at m tile 1, where
-      // gemv_q4l.cu stages x once per block for all its warps: more warps share each row set, so
-      // a small N still fills the SMs with warps that each stream one short trip. On the H200
-      // (bench/results/h200.md, 2026-12-02 18:38) tc_t256_r1_kw8_u1 ran 4096x4096 in 4.19-4.25 us
-      // against 4.61 for the best config of the space, and t512_r1_kw16_u1 1024x4096 in 2.30.
-      add_batched(t, m, Family::tensor_core, tc, /*wide_k=*/m == 1 && weights == WeightFormat::int4_g128);
+      // Wide blocks (8 warps along K in 256 threads, 16 in 512) for int4g128, register loads
+      // only: more warps share each row set, so a small N still fills the SMs with warps that
+      // each stream a short trip. On the H200 (bench/results/h200.md, 2026-12-02 18:38-18:47)
+      // at M = 1 (gemv_q4l.cu, which stages x once per block for all its warps)
+      // tc_t256_r1_kw8_u1 ran 4096x4096 in 4.19-4.25 us against 4.61 for the best config of the
+      // space; at M = 4, 8, 16 t512_r1_kw16_u2 ran 1024x4096 in 2.89, 3.32, 4.71 us and
+      // t256_r{1,2}_kw8 4096x4096 in 5.28, 6.31, 7.87 against 5.87, 7.35, 9.11 (M = 16's best of
+      // the whole space 5.53 on 1024x4096). Their ring twins mostly exceed the shared memory
+      // and never won there.
+      add_batched(t, m, Family::tensor_core, tc, /*wide_k=*/weights == WeightFormat::int4_g128);
       for (KernelConfig c : tc) {
         if (is_int4(weights)) {
           // Register loads only where the ring runs too (its shared memory fits): the model
@@ -162,10 +166,10 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
           // 1, where they are templates/gemv_q4l.cu's own kernel: there 256 threads with two
           // stages or two tiles a warp run where the ring's 8 warps do not fit (x staged once
           // for 8 warps, and since 04a5625 its 256-thread configs are the best of the recorded
-          // sweep on 5 of 6 shapes).
+          // sweep on 5 of 6 shapes). Nor for the wide blocks, which have no ring twin.
           c.ring = true;
           const bool ring_runs = !why_invalid_weights(c, t, weights);
-          if (!ring_runs && m > 1) continue;
+          if (!ring_runs && m > 1 && !wide_k_block(c)) continue;
           // At M = 1 the ring runs one stage ahead only. Deeper rings were never the best of a
           // recorded M = 1 sweep (1.4-30% behind one stage, sweeps/h200_int4g128_m1_*), and where
           // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms

@@ -88,8 +88,10 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
       if (first || e.time_us < best) best = e.time_us, out.config = c, first = false;
     }
     // No split keeps one wave: broken where the last wave is mostly empty (1.45 waves above);
-    // a grid of nearly two whole waves (a shape of twice the rows) streams as well as one.
-    if (first) wave_broken = waves_there <= 1 && here.waves - std::floor(here.waves) < 0.75;
+    // a grid of nearly two whole waves (a shape of twice the rows) streams as well as one, and
+    // a grid of less than one wave (a config that takes no split, on fewer rows) has no partial
+    // wave behind a full one.
+    if (first) wave_broken = waves_there <= 1 && here.waves > 1 && here.waves - std::floor(here.waves) < 0.75;
   }
   if (out.config.split_k != lent.split_k)
     out.source_text += " with split-K " + std::to_string(out.config.split_k) + " (was " + std::to_string(lent.split_k) + ")";

@@ -175,6 +175,12 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   }
   const double transfer_us = bytes * issued_loads / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
+  // int4 register loads at M > 1: the trips of a block slot's warps, one after another
+  // (GpuModelParams::int4_tc_trip_us).
+  if (int4_tc_batched && !c.ring) {
+    const double trips = std::ceil(k_per_warp / 128.0 / c.unroll) * std::ceil(waves);
+    stream_us = std::max(stream_us, trips * gpu.int4_tc_trip_us);
+  }
   double issue_us = 0;
   // ops at `share` of the fp32 issue rate (128 lanes x clock per SM), scaled down by resident
   // warps / issue_warps where fewer warps are resident (0: no warp term); the call takes at

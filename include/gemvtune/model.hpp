@@ -60,6 +60,12 @@ struct GpuModelParams {
   // (sweeps/h200_int4g128_m1_q4l_t256_pdl.csv) the model's untuned default came within 1.236x
   // the best (geometric mean) for any value from 2 to 4 us, 1.296x without the term.
   double int4_line_block_turnover_us = 3.0;
+  // int4 register loads at M > 1 (templates/gemv_tc.cu): a warp's trips (unroll chunks each)
+  // follow one another, each waiting for its loads, so a call takes at least its warps' trips
+  // one after another, this much each. It tells the unrolls of a small grid apart, where the
+  // issue term ties them: on the H200 8x1024x4096 with tc_t256_r1_kw8 (64 blocks, four chunks a
+  // warp) ran 6.62, 5.39 and 2.89 us at unroll 1, 2 and 4 (sweeps/h200_int4g128_m8_wide_pdl.csv).
+  double int4_tc_trip_us = 2.0;
 };
 
 struct ModelEstimate {

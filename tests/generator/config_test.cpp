@@ -213,12 +213,14 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_TRUE(why_invalid_for(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_ring_m16"), DType::bf16, {4096, 4096}, 16,
                               WeightFormat::int4_g128));
   EXPECT_FALSE(has(int4, "tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m16"));
-  // Wide blocks at m tile 1 (gemv_q4l.cu: 4096x4096's and 1024x4096's best on the H200), without
-  // a ring twin, and not at m tile 16.
+  // Wide blocks (4096x4096's and 1024x4096's best on the H200 at M = 1, 4, 8, 16) with register
+  // loads, at every m tile, without a ring twin.
   EXPECT_TRUE(has(int4_m1, "tc_t256_r1_kw8_v16_u1_sk1_cs_pdl"));
   EXPECT_TRUE(has(int4_m1, "tc_t512_r1_kw16_v16_u1_sk1_cs_pdl"));
   EXPECT_FALSE(has(int4_m1, "tc_t256_r1_kw8_v16_u1_sk1_cs_pdl_ring"));
-  EXPECT_FALSE(has(int4, "tc_t256_r1_kw8_v16_u1_sk1_cs_pdl_m16"));
+  EXPECT_TRUE(has(int4, "tc_t256_r2_kw8_v16_u1_sk1_cs_pdl_m16"));
+  EXPECT_TRUE(has(int4, "tc_t512_r1_kw16_v16_u2_sk1_cs_pdl_m16"));
+  EXPECT_FALSE(has(int4, "tc_t256_r1_kw8_v16_u1_sk1_cs_pdl_ring_m16"));
   EXPECT_FALSE(has(search_space_for(DType::bf16, {4096, 4096}, 1, WeightFormat::int8), "tc_t256_r1_kw8_v16_u1_sk1_cs_pdl"));
   // gemv_q4l.cu's register budget (two trips of whole-line loads) and its x slices of 16 stages.
   const auto q4l_regs = why_invalid_for(parse_config("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, {28672, 4096}, 1,

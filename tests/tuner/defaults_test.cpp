@@ -521,12 +521,18 @@ TEST(Defaults, BorrowedWideBlockConfigsOnTheRecordedSweep) {
   EXPECT_LE(s.worst, 1.35) << s.worst_pair;
 }
 
-// The same for int4g128 (sweeps/h200_int4g128_m{1,4,8,16}_6223e09_pdl.csv, every PDL config of
-// the preset's shapes): the lent config fitted to the shape at M > 1 (1.073-1.154x the best
-// against 1.152-1.227x as stored, none worse than 1.30x), as stored at M = 1 (1.179x).
+// The same for int4g128: at M = 1 on sweeps/h200_int4g128_m1_6223e09_pdl.csv (every PDL config
+// of the preset's shapes; the lent config runs as stored, 1.179x the best), at M = 4, 8, 16 on
+// sweeps/h200_int4g128_m{4,8,16}_wide_pdl.csv (every PDL tensor-core config with the wide blocks
+// in the space, 2026-12-02 19:02): fitted to the shape, 1.075, 1.088 and 1.117x the best against
+// 1.234, 1.197 and 1.254x as stored, none worse than 1.40x (16x14336x4096 on the model's
+// default). Without the trip term (GpuModelParams::int4_tc_trip_us) the model tied the unrolls of
+// the wide blocks and its defaults made it 1.167, 1.224 and 1.224x (8x1024x4096 at unroll 1:
+// 2.29x the best); on the sweeps before the wide blocks (6223e09) it was 1.058-1.113x.
 TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
   for (const char* m : {"1", "4", "8", "16"}) {
-    const BorrowScore s = borrow_on_sweeps({std::string("h200_int4g128_m") + m + "_6223e09_pdl.csv"});
+    const std::string file = std::string("h200_int4g128_m") + m + (std::string(m) == "1" ? "_6223e09_pdl.csv" : "_wide_pdl.csv");
+    const BorrowScore s = borrow_on_sweeps({file});
     std::printf("int4g128 borrowing at M = %s on %d recorded pairs: picked %.3fx the best (as stored %.3fx; worst %.2fx, "
                 "%s); %d splits re-picked, %d defaults\n",
                 m, s.pairs, s.picked, s.as_stored, s.worst, s.worst_pair.c_str(), s.repicked, s.fell_back);
@@ -534,8 +540,9 @@ TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
     if (std::string(m) == "1") {
       EXPECT_EQ(s.picked, s.as_stored);  // int4 at M = 1 runs the lent config as stored
     } else {
-      EXPECT_LT(s.picked, s.as_stored - 0.02);
-      EXPECT_LE(s.worst, 1.35) << s.worst_pair;
+      EXPECT_LT(s.picked, s.as_stored - 0.08);
+      EXPECT_LE(s.picked, 1.12);
+      EXPECT_LE(s.worst, 1.41) << s.worst_pair;
     }
   }
 }

@@ -463,6 +463,20 @@ TEST(QuantModel, ModelStrategyNearTheBestOnTheInt4BatchSweeps) {
   std::printf("[gemvtune] int4g128 at M = 4, 8, 16: the model strategy's worst pair %.3fx the best\n", worst);
 }
 
+// The same on the sweeps with the wide int4 blocks in the space (8 warps along K in 256 threads,
+// 16 in 512; sweeps/h200_int4g128_m{4,8,16}_wide_pdl.csv: every PDL tensor-core config of the
+// preset's shapes, H200, 2026-12-02 19:02), where they are the best of 13 of the 21 pairs: the
+// tuner's walk ends within 1.10x the best on every pair (the worst 1.094x).
+TEST(QuantModel, ModelStrategyNearTheBestOnTheWideInt4BatchSweeps) {
+  const std::vector<FitRow> rows = sweep_rows(
+      WeightFormat::int4_g128, {"h200_int4g128_m4_wide_pdl.csv", "h200_int4g128_m8_wide_pdl.csv", "h200_int4g128_m16_wide_pdl.csv"});
+  std::size_t wide = 0;
+  for (const FitRow& r : rows) wide += wide_k_block(r.config);
+  ASSERT_GE(wide, 300u);
+  const double worst = expect_strategy_near_best(rows, WeightFormat::int4_g128, 1.10);
+  std::printf("[gemvtune] int4g128 at M = 4, 8, 16 with wide blocks: the model strategy's worst pair %.3fx the best\n", worst);
+}
+
 // 8-bit weights, both families (sweeps/h200_{int8,fp8}_m{1,16}_ebcb001_pdl.csv: every PDL config
 // of the preset's shapes, H200, 2026-12-01; the first recorded sweeps with the 8-bit tensor-core
 // family): the tuner's walk ends within kEightBitStrategyWithin of the best on every pair (the
