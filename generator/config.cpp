@@ -4,6 +4,7 @@
 
 #include "gemvtune/config.hpp"
 #include "gemvtune/error.hpp"
+#include "gemvtune/search_space.hpp"  // wide_k_block
 
 namespace gemvtune {
 
@@ -239,12 +240,12 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
       return "int4 on tensor cores at m tile 1 without the ring: unroll x k_warps = " +
              std::to_string(c.unroll * c.k_warps) + " does not divide the 16 stages of an x slice";
   }
-  // Wide int4g128 blocks (more than 4 warps along K or more than 256 threads, search_space.cpp)
+  // Wide int4g128 blocks (wide_k_block: more than 4 warps along K or more than 256 threads)
   // split K among their warps only: with split-K across blocks on top they ran 1.3-2.2x the best
   // wide config of the pair on 26 of the 28 pairs of their H200 sweeps (M = 1, 4, 8, 16) and won
   // none by more than 3% (sweeps/h200_int4g128_m*_wide_pdl.csv); the model and the borrowing,
   // which re-picks a lent config's split, favoured them on small N.
-  if (tc && is_int4(weights) && (c.k_warps > 4 || c.threads > 256) && c.split_k > 1)
+  if (tc && is_int4(weights) && wide_k_block(c) && c.split_k > 1)
     return "int4 on tensor cores: a block of " + std::to_string(c.k_warps) + " warps along K and " +
            std::to_string(c.threads) + " threads takes no split-K (split " + std::to_string(c.split_k) + ")";
   if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * batch_tiles > 8)

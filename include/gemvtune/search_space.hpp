@@ -23,8 +23,8 @@ std::vector<KernelConfig> default_search_space(DType t, int m = 1, WeightFormat 
 
 // Whether a config is a wide block: more than 4 warps along K or more than 256 threads. The
 // dense tensor-core space holds such blocks for small grids (8 warps along K of 256 threads, 16
-// of 512; search_space.cpp), and so does int4g128's at m tile 1 (gemv_q4l.cu); no other family
-// does.
+// of 512; search_space.cpp), and so does int4g128's with register loads at every m tile
+// (gemv_q4l.cu at m tile 1, gemv_tc.cu above; no split-K); no other family does.
 bool wide_k_block(const KernelConfig& c);
 
 // The distinct kernels (one per source) of a list of configs: split_k is a launch parameter,
