@@ -88,13 +88,19 @@ __device__ __forceinline__ const T* pinned(const T* p) {
 }
 
 // 16 bytes of weights (a quarter of a line), issued where written: volatile, so that the next
-// trip's loads stay ahead of this trip's arithmetic.
+// trip's loads stay ahead of this trip's arithmetic. L2::256B: a warp reads 128 bytes of each of
+// its rows a stage, and the next stage reads the next 128, so a miss fetches both lines of the
+// pair; on the H200 that made every config 0.3-1.2% faster (geometric mean by shape) and the best
+// of 128256x4096 2.7% (74.0 -> 72.1 us), where dense kernels lost with it (prelude.cu,
+// load_tc_weights). Its bulk form, cp.async.bulk.prefetch.L2 of each row's next 512 bytes or
+// of its whole split ahead, was 1-3% slower on the large shapes (bench/results/h200.md,
+// 2026-12-03).
 __device__ __forceinline__ uint4 load_line_part(const unsigned char* p) {
   uint4 v;
 #if GEMV_STREAMING
-  asm volatile("ld.global.cs.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 #else
-  asm volatile("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 #endif
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
