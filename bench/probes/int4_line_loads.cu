@@ -14,6 +14,7 @@
 // It became templates/gemv_q4l.cu; with -DWITH_LIBRARY_KERNEL -I templates the probe also times
 // that kernel (t128_r1_kw1_u2, no PDL) in this same harness (bench/results/h200.md, 2026-12-02).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -o int4_line_loads bench/probes/int4_line_loads.cu
+// (LAYOUTS set: three weight layouts, loads only and with arithmetic; h200.md, 2026-12-03)
 // Run:   int4_line_loads NxK...   (prints one line per config: us, GB/s, max error; with
 //        LIBRARY_ONLY set, only the library kernel and the probe's t128_r1_kw1_u2)
 #include <cuda_bf16.h>
@@ -60,10 +61,12 @@ __device__ __forceinline__ float bf(unsigned short b) { return __uint_as_float(s
 
 // THREADS per block, KW warps along K (taking stages in turn), U stages (2 KB of a tile each) per
 // trip, all in flight before the first use. ARITH false: the loads only (xor of the words).
-// TILED: q in 16-row tiles, each tile's stages one after another and each stage its 16 rows'
-// 128 bytes (2 KB contiguous), so a load instruction reads 512 contiguous bytes and a warp
-// streams one contiguous region (a layout a converter would write; the reference is the same).
-template <int THREADS, int KW, int U, bool ARITH, bool PIPE, bool TILED = false>
+// LAYOUT 1 (tiled): q in 16-row tiles, each tile's stages one after another and each stage its
+// 16 rows' 128 bytes (2 KB contiguous), so a load instruction reads 512 contiguous bytes and a
+// warp streams one contiguous region (a layout a converter would write; the reference is the
+// same). LAYOUT 2 (panels): stage-major, every tile's 2 KB of stage 0, then of stage 1, ...: the
+// grid's warps, which run their stages in step, read one contiguous panel at a time.
+template <int THREADS, int KW, int U, bool ARITH, bool PIPE, int LAYOUT = 0>
 __global__ void __launch_bounds__(THREADS) int4_lines(const unsigned char* __restrict__ q,
                                                       const unsigned short* __restrict__ scales,
                                                       const unsigned short* __restrict__ zeros,
@@ -83,9 +86,11 @@ __global__ void __launch_bounds__(THREADS) int4_lines(const unsigned char* __res
   const unsigned char* wp[4];
 #pragma unroll
   for (int p = 0; p < 4; ++p)
-    wp[p] = TILED ? q + static_cast<long long>(row0) * (k / 2) + (4 * p + (lane >> 3)) * 128 + 16 * col
-                  : q + static_cast<long long>(min(row0 + 4 * p + (lane >> 3), n - 1)) * (k / 2) + 16 * col;
-  constexpr int STAGE_BYTES = TILED ? 2048 : 128;  // from one stage of a row to the next
+    wp[p] = LAYOUT == 1   ? q + static_cast<long long>(row0) * (k / 2) + (4 * p + (lane >> 3)) * 128 + 16 * col
+            : LAYOUT == 2 ? q + static_cast<long long>(row0 / 16) * 2048 + (4 * p + (lane >> 3)) * 128 + 16 * col
+                          : q + static_cast<long long>(min(row0 + 4 * p + (lane >> 3), n - 1)) * (k / 2) + 16 * col;
+  // from one stage of a row to the next
+  const long long STAGE_BYTES = LAYOUT == 1 ? 2048 : LAYOUT == 2 ? static_cast<long long>(n / 16) * 2048 : 128;
   // Factors: lane t of quad g loads t = 0 scale / 1 zero of tile row g, 2 / 3 of tile row g + 8,
   // for tile X (rows a, 8 + a) and Y (4 + a, 12 + a), group 2 s + par.
   const unsigned short* fpX = (t & 1 ? zeros : scales) + static_cast<long long>(min(row0 + 8 * (t >> 1) + a, n - 1)) * groups + par;
@@ -224,7 +229,8 @@ struct Problem {
   int n, k, copies;
   size_t qbytes, fcount;
   unsigned char* q;
-  unsigned char* qt;  // the same weights tiled (int4_lines' TILED)
+  unsigned char* qt;  // the same weights tiled (int4_lines' LAYOUT 1)
+  unsigned char* qp;  // and in stage panels (LAYOUT 2)
   unsigned short *s, *z, *x;
   float* y;
   std::vector<unsigned char> hq;
@@ -243,10 +249,10 @@ static double from_bf(unsigned short b) {
   return f;
 }
 
-template <int THREADS, int KW, int U, bool ARITH, bool PIPE, bool TILED = false>
+template <int THREADS, int KW, int U, bool ARITH, bool PIPE, int LAYOUT = 0>
 static void run(Problem& P, const char* name) {
-  auto kern = int4_lines<THREADS, KW, U, ARITH, PIPE, TILED>;
-  unsigned char* const q = TILED ? P.qt : P.q;
+  auto kern = int4_lines<THREADS, KW, U, ARITH, PIPE, LAYOUT>;
+  unsigned char* const q = LAYOUT == 1 ? P.qt : LAYOUT == 2 ? P.qp : P.q;
   const int chunks = P.k / 128;
   const size_t smem = static_cast<size_t>(chunks) * 4 * 5 * 16 + chunks * 4 + (THREADS / 32) * 32 * 4 * 4;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
@@ -416,12 +422,16 @@ int main(int argc, char** argv) {
     for (auto& v : P.hx) v = to_bf(ux(rng));
     CK(cudaMalloc(&P.q, P.qbytes * P.copies));
     CK(cudaMalloc(&P.qt, P.qbytes * P.copies));
-    std::vector<unsigned char> tiled(P.qbytes);
+    CK(cudaMalloc(&P.qp, P.qbytes * P.copies));
+    std::vector<unsigned char> tiled(P.qbytes), panels(P.qbytes);
     const int stages = P.k / 256;
     for (int r = 0; r < P.n; ++r)
-      for (int st = 0; st < stages; ++st)
+      for (int st = 0; st < stages; ++st) {
         std::memcpy(&tiled[((static_cast<size_t>(r / 16) * stages + st) * 16 + r % 16) * 128],
                     &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128], 128);
+        std::memcpy(&panels[((static_cast<size_t>(st) * (P.n / 16) + r / 16) * 16 + r % 16) * 128],
+                    &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128], 128);
+      }
     CK(cudaMalloc(&P.s, P.fcount * 2 * P.copies));
     CK(cudaMalloc(&P.z, P.fcount * 2 * P.copies));
     CK(cudaMalloc(&P.x, P.k * 2));
@@ -429,6 +439,7 @@ int main(int argc, char** argv) {
     for (int c = 0; c < P.copies; ++c) {
       CK(cudaMemcpy(P.q + c * P.qbytes, P.hq.data(), P.qbytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(P.qt + c * P.qbytes, tiled.data(), P.qbytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(P.qp + c * P.qbytes, panels.data(), P.qbytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(P.s + c * P.fcount, P.hs.data(), P.fcount * 2, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(P.z + c * P.fcount, P.hz.data(), P.fcount * 2, cudaMemcpyHostToDevice));
     }
@@ -448,7 +459,18 @@ int main(int argc, char** argv) {
 #else
     const bool library_only = false;
 #endif
-    if (!library_only) {
+    if (std::getenv("LAYOUTS")) {  // the three layouts, loads only and with arithmetic
+      run<256, 1, 1, false, true, 0>(P, "t256_kw1_u1_pipe rows");
+      run<256, 1, 1, false, true, 1>(P, "t256_kw1_u1_pipe tiled");
+      run<256, 1, 1, false, true, 2>(P, "t256_kw1_u1_pipe panels");
+      run<256, 1, 1, true, true, 0>(P, "t256_kw1_u1_pipe rows");
+      run<256, 1, 1, true, true, 1>(P, "t256_kw1_u1_pipe tiled");
+      run<256, 1, 1, true, true, 2>(P, "t256_kw1_u1_pipe panels");
+      run<128, 1, 2, true, true, 0>(P, "t128_kw1_u2_pipe rows");
+      run<128, 1, 2, true, true, 2>(P, "t128_kw1_u2_pipe panels");
+      run<256, 2, 1, true, true, 0>(P, "t256_kw2_u1_pipe rows");
+      run<256, 2, 1, true, true, 2>(P, "t256_kw2_u1_pipe panels");
+    } else if (!library_only) {
       both<128, 2, 2>(P);
       both<256, 4, 2>(P);
       both<128, 2, 1, true>(P);
@@ -464,6 +486,7 @@ int main(int argc, char** argv) {
     }
     CK(cudaFree(P.q));
     CK(cudaFree(P.qt));
+    CK(cudaFree(P.qp));
     CK(cudaFree(P.s));
     CK(cudaFree(P.z));
     CK(cudaFree(P.x));
