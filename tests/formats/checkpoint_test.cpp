@@ -12,21 +12,11 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/weights.hpp"
 #include "tuner/host_data.hpp"
+#include "formats/formats_test_util.hpp"
 
 using namespace gemvtune;
 
 namespace {
-
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InvalidArgument thrown";
-  return "";
-}
 
 // Plain int4 tensors: values [N][K] 0..15, integer zeros and fp16 scales [N][K/G].
 struct Plain {

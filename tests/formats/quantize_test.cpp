@@ -11,6 +11,7 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/weights.hpp"
 #include "tuner/host_data.hpp"
+#include "formats/formats_test_util.hpp"
 
 using namespace gemvtune;
 
@@ -52,17 +53,6 @@ double unit_roundoff(DType t) {  // relative spacing of the dtype's significand
 constexpr WeightFormat kQuantized[] = {WeightFormat::int8,     WeightFormat::fp8,
                                        WeightFormat::fp8_tensor, WeightFormat::int4_g32,
                                        WeightFormat::int4_g64, WeightFormat::int4_g128};
-
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InvalidArgument thrown";
-  return "";
-}
 
 }  // namespace
 

@@ -6,22 +6,9 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/shape.hpp"
 #include "gemvtune/weights.hpp"
+#include "formats/formats_test_util.hpp"
 
 using namespace gemvtune;
-
-namespace {
-// The message of the InvalidArgument that f throws ("" and a test failure if none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InvalidArgument thrown";
-  return "";
-}
-}  // namespace
 
 TEST(WeightFormat, TextFormsRoundTrip) {
   const char* names[] = {"dense", "int8", "fp8", "fp8t", "int4g32", "int4g64", "int4g128"};
