@@ -427,10 +427,9 @@ int main(int argc, char** argv) {
     const int stages = P.k / 256;
     for (int r = 0; r < P.n; ++r)
       for (int st = 0; st < stages; ++st) {
-        std::memcpy(&tiled[((static_cast<size_t>(r / 16) * stages + st) * 16 + r % 16) * 128],
-                    &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128], 128);
-        std::memcpy(&panels[((static_cast<size_t>(st) * (P.n / 16) + r / 16) * 16 + r % 16) * 128],
-                    &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128], 128);
+        const unsigned char* line = &P.hq[static_cast<size_t>(r) * (P.k / 2) + st * 128];
+        std::memcpy(&tiled[((static_cast<size_t>(r / 16) * stages + st) * 16 + r % 16) * 128], line, 128);
+        std::memcpy(&panels[((static_cast<size_t>(st) * (P.n / 16) + r / 16) * 16 + r % 16) * 128], line, 128);
       }
     CK(cudaMalloc(&P.s, P.fcount * 2 * P.copies));
     CK(cudaMalloc(&P.z, P.fcount * 2 * P.copies));
