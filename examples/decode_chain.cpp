@@ -140,6 +140,7 @@ int main(int argc, char** argv) try {
   auto copy_of = [](std::vector<DeviceBuffer>& v, std::size_t i) {
     v.emplace_back(v[i].bytes());
     EXAMPLE_CU(cuMemcpyDtoD, v.back().get(), v[i].get(), v[i].bytes());
+    EXAMPLE_CU(cuStreamSynchronize, nullptr);  // on the legacy stream, as upload's copies
   };
   // Quantized: gemvtune's packed weights, and cuBLAS's bf16 weights replaced by their exact
   // dequantized values rounded to bf16.

@@ -154,7 +154,11 @@ class DeviceBuffer {
   std::size_t bytes() const { return bytes_; }
   void upload(const void* src, std::size_t bytes) {
     if (bytes > bytes_) throw std::invalid_argument("upload past the end of a device buffer");
-    if (bytes) EXAMPLE_CU(cuMemcpyHtoD, ptr_, src, bytes);
+    if (!bytes) return;
+    EXAMPLE_CU(cuMemcpyHtoD, ptr_, src, bytes);
+    // A copy from pageable memory may return before it lands, on the legacy stream, which the
+    // examples' non-blocking streams do not wait for (jit/cuda_handles.hpp, finish_legacy_stream).
+    EXAMPLE_CU(cuStreamSynchronize, nullptr);
   }
   void download(void* dst, std::size_t bytes) const {
     if (bytes > bytes_) throw std::invalid_argument("download past the end of a device buffer");

@@ -93,7 +93,9 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > bytes_) throw InvalidArgument("upload past the end of a device buffer");
-  if (bytes) GEMVTUNE_CU(cuMemcpyHtoD, ptr_ + offset, src, bytes);
+  if (!bytes) return;
+  GEMVTUNE_CU(cuMemcpyHtoD, ptr_ + offset, src, bytes);
+  finish_legacy_stream();
 }
 
 void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
@@ -102,8 +104,12 @@ void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) co
 }
 
 void DeviceBuffer::fill_bytes(unsigned char value) {
-  if (bytes_) GEMVTUNE_CU(cuMemsetD8, ptr_, value, bytes_);
+  if (!bytes_) return;
+  GEMVTUNE_CU(cuMemsetD8, ptr_, value, bytes_);
+  finish_legacy_stream();
 }
+
+void finish_legacy_stream() { GEMVTUNE_CU(cuStreamSynchronize, nullptr); }
 
 Stream::Stream() { GEMVTUNE_CU(cuStreamCreate, &s_, CU_STREAM_NON_BLOCKING); }
 Stream::~Stream() {

@@ -44,6 +44,14 @@ class Context {
 };
 
 int device_count();  // throws NoGpu when there is no driver or GPU
+
+// Waits for the work on the legacy default stream. The driver's plain memset and its copies from
+// pageable host memory or device to device run there and may return before the device has done
+// them (CUDA's "API synchronization behavior"), while every kernel here runs on a non-blocking
+// Stream, which does not wait for the legacy stream: without this a kernel could read weights
+// before they land, or write y before its NaN poison does. On the H200 one aligned-body check in
+// about 18,000 (tests/jit/gemv_aligned_body_gpu_test.cpp, 2026-12-03) read NaN for a correct y.
+void finish_legacy_stream();
 GpuInfo read_gpu_info(int ordinal);
 
 class DeviceBuffer {
@@ -56,6 +64,7 @@ class DeviceBuffer {
 
   CUdeviceptr get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
+  // upload and fill_bytes return once the device holds the bytes (see finish_legacy_stream).
   void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
   void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
   void fill_bytes(unsigned char value);

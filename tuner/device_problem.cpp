@@ -55,6 +55,7 @@ void upload_copies(std::vector<jit::DeviceBuffer>& copies, const std::vector<std
     copies.emplace_back(bytes.size());
     GEMVTUNE_CU(cuMemcpyDtoD, copies.back().get(), copies[0].get(), bytes.size());
   }
+  jit::finish_legacy_stream();  // the copies land before the first timed launch reads them
 }
 }  // namespace
 

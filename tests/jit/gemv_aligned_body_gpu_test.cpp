@@ -152,11 +152,13 @@ TEST(GemvAlignedBodyGpu, EveryOffsetBf16) {
 }
 
 TEST(GemvAlignedBodyGpu, EveryOffsetFp16) {
-  check_dtype(DType::f16, {"t128_r2_kw1_v16_u4_sk2_cs_pdl_al", "t128_r1_kw2_v16_u2_sk1_cs_pdl_al_m3"}, {0, 5, 300});
+  check_dtype(DType::f16,
+              {"t128_r2_kw1_v16_u4_sk2_cs_pdl_al", "t128_r1_kw2_v16_u2_sk1_cs_pdl_al_m3", "t256_r1_kw1_v16_u4_sk1_cs_pdl_al"},
+              {0, 5, 300});
 }
 
 TEST(GemvAlignedBodyGpu, EveryOffsetFp32) {
   check_dtype(DType::f32, {"t128_r1_kw1_v16_u8_sk3_cs_pdl_al", "t64_r4_kw1_v16_u2_sk1_nc_al",
-                           "t128_r2_kw2_v16_u2_sk1_cs_pdl_pf_al_m8"},
+                           "t128_r2_kw2_v16_u2_sk1_cs_pdl_pf_al_m8", "t64_r1_kw1_v16_u4_sk2_cs_pdl_al"},
               {0, 9, 1000});
 }

@@ -34,6 +34,7 @@ jit::DeviceBuffer apart(CUdeviceptr from, std::int64_t per_row, std::int64_t (&o
   for (int i = 0; i < 3; ++i)
     GEMVTUNE_CU(cuMemcpyDtoD, to.get() + offsets[i], from + kBegin[i] * per_row,
                 static_cast<std::size_t>((segment_end(i) - kBegin[i]) * per_row));
+  jit::finish_legacy_stream();  // the copies land before a kernel on a non-blocking stream reads them
   return to;
 }
 
