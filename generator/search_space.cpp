@@ -3,6 +3,7 @@
 // (narrower widths are the fallback for misaligned pointers). At batch M > 1 the tensor-core
 // family (bf16/fp16) with an m tile of M, and the CUDA-core family where it can win. Shapes whose
 // rows are misaligned (K x element size not a multiple of 16) add aligned-body configs (al).
+#include <algorithm>
 #include <iterator>
 #include <set>
 #include <string>
@@ -227,6 +228,30 @@ std::vector<KernelConfig> distinct_kernels(const std::vector<KernelConfig>& conf
   for (KernelConfig c : configs) {
     c.split_k = 1;
     if (seen.insert(to_string(c)).second) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat weights,
+                                         int sm_count) {
+  constexpr int kMaxTwinThreads = 512;  // the largest block of the space: 128 registers a thread
+  std::vector<KernelConfig> out;
+  if (c.family != Family::tensor_core || c.ring || sm_count <= 0 || s.n <= 0) return out;
+  // Row groups (warps' worth of rows, k_warps warps each) of the shape, times the splits:
+  // the units of work the grid hands out.
+  const std::int64_t groups = (s.n + c.warp_rows() - 1) / c.warp_rows() * c.split_k;
+  for (int b = 1; b <= 4; ++b) {
+    const std::int64_t per_block = (groups + std::int64_t{sm_count} * b - 1) / (std::int64_t{sm_count} * b);
+    const std::int64_t threads = 32 * c.k_warps * per_block;
+    if (threads > kMaxTwinThreads || threads == c.threads) continue;
+    // Past 256 threads one tile a warp, as the space's 512-thread blocks: several tiles a warp
+    // in 9 to 16 warps overran a block's 48 KB of static shared memory (the tiles' fragments
+    // in finish_tc_tiles) or its registers.
+    if (threads > 256 && c.rows_per_warp > 1) continue;
+    KernelConfig twin = c;
+    twin.threads = static_cast<int>(threads);
+    if (why_invalid_for(twin, t, s, m, weights)) continue;
+    if (std::find(out.begin(), out.end(), twin) == out.end()) out.push_back(twin);
   }
   return out;
 }

@@ -240,23 +240,28 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   // units, where a loop of load, use, load waited for L2 once per unit (the best configs 12-18%
   // slower, 04a5625); more at once than four spilled at 64 threads.
   const auto stage_x = [&](int slice) {
-    constexpr int UNITS = SLICE_CHUNKS * 16 / GEMV_THREADS;  // per thread
-    constexpr int BATCH = UNITS < 4 ? UNITS : 4;
-    static_assert(SLICE_CHUNKS * 16 % GEMV_THREADS == 0 && UNITS % BATCH == 0, "threads divide a slice's units");
-    const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
+    // Units per thread; where the threads do not divide the slice's units (448 threads, say)
+    // the last round's units past the slice load and store nothing, but their lanes (whole
+    // groups of 16) still take part in the shuffles.
+    constexpr int ALL = SLICE_CHUNKS * 16, UNITS = (ALL + GEMV_THREADS - 1) / GEMV_THREADS;
+    constexpr int BATCH = UNITS <= 4 ? UNITS : UNITS % 4 == 0 ? 4 : UNITS % 3 == 0 ? 3 : UNITS % 2 == 0 ? 2 : 1;
+    constexpr bool RAGGED = ALL % GEMV_THREADS != 0;  // tid < GEMV_THREADS is not known to the compiler
+        const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
 #pragma unroll 1
     for (int r0 = 0; r0 < UNITS; r0 += BATCH) {
       uint4 v[BATCH];
 #pragma unroll
       for (int r = 0; r < BATCH; ++r) {
         const int u = (r0 + r) * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
-        if (c < count) v[r] = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
+        if ((!RAGGED || u < ALL) && c < count) v[r] = load_x(x + kb + (c0 + c) * GEMV_GROUP + 32 * tt + 8 * q);
       }
 #pragma unroll
       for (int r = 0; r < BATCH; ++r) {
         const int u = (r0 + r) * GEMV_THREADS + tid, c = u >> 4, tt = (u >> 2) & 3, q = u & 3;
         float xsum = 0.f;
-        if (c >= count) {
+        if (RAGGED && u >= ALL) {
+          // past the slice: nothing to stage
+        } else if (c >= count) {
           // Past the split's last chunk: zeros, so the lanes of a last stage's missing second
           // chunk (an odd count) add D = 0 and sum x = 0, nothing, whatever weights they loaded.
           x_pairs[c][tt][q] = make_uint4(0, 0, 0, 0);
@@ -271,7 +276,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         }
 #pragma unroll
         for (int off = 8; off > 0; off >>= 1) xsum += __shfl_xor_sync(0xffffffffu, xsum, off);
-        if ((u & 15) == 0) x_sum[c] = xsum;
+        if ((u & 15) == 0 && (!RAGGED || u < ALL)) x_sum[c] = xsum;
       }
     }
   };

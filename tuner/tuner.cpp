@@ -8,6 +8,7 @@
 
 #include "gemvtune/generator.hpp"
 #include "gemvtune/model.hpp"
+#include "gemvtune/search_space.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/loaded_kernels.hpp"
 #include "tuner/compile_pool.hpp"
@@ -275,8 +276,35 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     }
     return out;
   };
-  return options.strategy == Strategy::exhaustive ? run_exhaustive(ranked, measure, strategy_options)
-                                                   : run_model_guided(ranked, measure, strategy_options);
+  StrategyResult found = options.strategy == Strategy::exhaustive ? run_exhaustive(ranked, measure, strategy_options)
+                                                                  : run_model_guided(ranked, measure, strategy_options);
+  // The leader's twins with grids fitted to the SMs (balanced_twins): outside the space, since
+  // their block sizes depend on the shape and the GPU; two to four more candidates a shape.
+  if (found.best) {
+    std::vector<KernelConfig> twins;
+    std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
+    for (const KernelConfig& c : balanced_twins(found.measured[*found.best].config, s.job.dtype, s.job.shape,
+                                                s.job.batch, s.job.weights, ctx.info().id.sm_count))
+      if (!s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, s.job.dtype, arch, s.job.weights));
+    // A twin that spills (13 to 16 warps leave 128 registers a thread, where the leader may have
+    // had 255) is not measured; one that fails to compile is, and says so in its outcome.
+    for (auto& [c, future] : compiling) {
+      bool spills = false;
+      try {
+        const auto k = future.get();
+        spills = k->spill_store_bytes || k->spill_load_bytes || k->stack_frame_bytes;
+      } catch (const std::exception&) {
+      }
+      if (!spills) twins.push_back(c);
+    }
+    if (!twins.empty()) {
+      progress.budget += twins.size();
+      const std::vector<Measured> got = measure(twins);
+      found.measured.insert(found.measured.end(), got.begin(), got.end());
+      found.best = fastest_passing(found.measured);
+    }
+  }
+  return found;
 }
 
 // Timing noise of a few percent can reorder close finalists: each is timed twice more and its

@@ -40,4 +40,17 @@ inline constexpr std::int64_t kMaxRowsForEightRowTiles = 2048;
 std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);
 
+// Grids fitted to the SMs: the tensor-core config c (register loads; not the ring) with other
+// block sizes, for shape s on a GPU of sm_count SMs. The space's blocks are 64 to 512 threads in
+// powers of two, so a grid of one or two waves often leaves SMs with less work than others
+// (28672x4096 int4g128 at M = 1 in 256-thread blocks: 224 blocks on 132 SMs, 92 of them with
+// two, 40 with one). A twin keeps every knob but the threads: 32 x k_warps x G, with G the row
+// groups a block needs so that the grid fits b blocks an SM for b = 1 to 4, at most 512
+// threads (past 256 only with one tile a warp), valid for (t, s, m, weights), the threads
+// differing from c's. Some spill, which the tuner finds in ptxas' report and skips. The tuner measures
+// the twins of its leader (tuner.cpp); on the H200 (bench/results/h200.md, 2026-12-04) they
+// made 28672x4096 int4g128 at M = 1 3% and 16x6144x4096 bf16 5% faster. Empty for other configs.
+std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat weights,
+                                         int sm_count);
+
 }  // namespace gemvtune

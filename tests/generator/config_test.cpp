@@ -458,3 +458,68 @@ TEST(Config, TextFilterNeedsEveryPart) {
   EXPECT_FALSE(config_text_matches("t64_r2_kw1_v16_u4_sk1_cs_pdl_ring", "tc_+_ring"));
   EXPECT_TRUE(config_text_matches(ring, ""));
 }
+
+// balanced_twins: the leader's block size fitted to the SMs (search_space.hpp).
+TEST(Config, BalancedTwinsFitTheGridToTheSms) {
+  constexpr int kSms = 132;
+  const auto texts = [](const std::vector<KernelConfig>& v) {
+    std::vector<std::string> out;
+    for (const KernelConfig& c : v) out.push_back(to_string(c));
+    return out;
+  };
+  const auto has = [&](const std::vector<KernelConfig>& v, const std::string& text) {
+    const auto t = texts(v);
+    return std::find(t.begin(), t.end(), text) != t.end();
+  };
+  // int4g128 at M = 1, 28672x4096: 1792 tiles; 256 threads make 224 blocks on 132 SMs, 448 make
+  // 128 blocks (one an SM), 224 make 256 (two an SM).
+  const KernelConfig q4 = parse_config("tc_t256_r1_kw1_v16_u1_sk1_cs_pdl");
+  const auto q4_twins = balanced_twins(q4, DType::bf16, {28672, 4096}, 1, WeightFormat::int4_g128, kSms);
+  EXPECT_TRUE(has(q4_twins, "tc_t448_r1_kw1_v16_u1_sk1_cs_pdl")) << ::testing::PrintToString(texts(q4_twins));
+  EXPECT_TRUE(has(q4_twins, "tc_t224_r1_kw1_v16_u1_sk1_cs_pdl")) << ::testing::PrintToString(texts(q4_twins));
+  // Dense tensor cores at M = 16: 14336x4096 in 7 tiles a block (448 threads, 2 warps along K),
+  // 6144x4096 in 3 (384 threads, 4 along K).
+  EXPECT_TRUE(has(balanced_twins(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_pdl_m16"), DType::bf16, {14336, 4096}, 16,
+                                 WeightFormat::dense, kSms),
+                  "tc_t448_r1_kw2_v16_u2_sk1_cs_pdl_m16"));
+  EXPECT_TRUE(has(balanced_twins(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m16"), DType::bf16, {6144, 4096}, 16,
+                                 WeightFormat::dense, kSms),
+                  "tc_t384_r1_kw4_v16_u2_sk1_cs_pdl_m16"));
+  // A grid of many waves has no twin of at most 512 threads; CUDA cores, the ring and a GPU of
+  // unknown size have none at all.
+  EXPECT_TRUE(balanced_twins(q4, DType::bf16, {256000, 4096}, 1, WeightFormat::int4_g128, kSms).empty());
+  // 128256x4096 (8016 tiles) still has one: 512 threads, 501 blocks, within four an SM.
+  EXPECT_EQ(texts(balanced_twins(q4, DType::bf16, {128256, 4096}, 1, WeightFormat::int4_g128, kSms)),
+            std::vector<std::string>{"tc_t512_r1_kw1_v16_u1_sk1_cs_pdl"});
+  EXPECT_TRUE(balanced_twins(parse_config("t128_r2_kw4_v16_u2_sk1_cs_pdl"), DType::bf16, {28672, 4096}, 1,
+                             WeightFormat::dense, kSms)
+                  .empty());
+  EXPECT_TRUE(balanced_twins(parse_config("tc_t128_r1_kw2_v16_u1_sk1_cs_pdl_ring"), DType::bf16, {28672, 4096}, 1,
+                             WeightFormat::int4_g128, kSms)
+                  .empty());
+  EXPECT_TRUE(balanced_twins(q4, DType::bf16, {28672, 4096}, 1, WeightFormat::int4_g128, 0).empty());
+  // Every twin of the tensor-core space on a few shapes: valid for the problem, the same knobs
+  // but the threads (32 x k_warps x row groups, at most 512), a grid of at most 4 blocks an SM.
+  std::size_t seen = 0;
+  for (int m : {1, 8, 16})
+    for (WeightFormat w : {WeightFormat::dense, WeightFormat::int4_g128})
+      for (const Shape& s : {Shape{6144, 4096}, Shape{14336, 4096}, Shape{2000, 4096}, Shape{28672, 4096}}) {
+        if (m == 1 && w == WeightFormat::dense) continue;  // CUDA cores only
+        for (const KernelConfig& c : search_space_for(DType::bf16, s, m, w)) {
+          if (c.family != Family::tensor_core) continue;
+          for (const KernelConfig& twin : balanced_twins(c, DType::bf16, s, m, w, kSms)) {
+            ++seen;
+            EXPECT_FALSE(why_invalid_for(twin, DType::bf16, s, m, w)) << to_string(twin);
+            EXPECT_NE(twin.threads, c.threads);
+            EXPECT_LE(twin.threads, 512);
+            EXPECT_EQ(twin.threads % (32 * twin.k_warps), 0) << to_string(twin);
+            KernelConfig same = twin;
+            same.threads = c.threads;
+            EXPECT_EQ(same, c) << to_string(twin);
+            const std::int64_t blocks = (s.n + twin.block_rows() - 1) / twin.block_rows() * twin.split_k;
+            EXPECT_LE(blocks, 4 * kSms) << to_string(twin) << " on " << to_string(s);
+          }
+        }
+      }
+  EXPECT_GT(seen, 1000u);
+}

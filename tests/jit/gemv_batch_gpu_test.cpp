@@ -6,6 +6,7 @@
 // GEMVTUNE_TEST_CONFIG_FILTER=text those whose name has text (tests/gpu_test_support.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -86,6 +87,54 @@ void check_batch(DType t, int m) {
   std::printf("[gemvtune] %s M=%d: %zu config/shape checks against float64 (%zu on tensor cores)\n",
               std::string(to_string(t)).c_str(), m, checked, tensor_core);
   std::fflush(stdout);  // the GPU session pipes this through tee
+}
+
+// The twins the tuner measures beside its leader (balanced_twins: grids fitted to this GPU's
+// SMs, block sizes that are not powers of two): those of every 5th tensor-core config (every
+// GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of the space of 6151 rows (a tail tile), with
+// K = 1024, against float64: dense bf16 at M = 3 and 16, fp16 at M = 8, int4g128 (bf16) at
+// M = 1 (templates/gemv_q4l.cu's x staging in rounds that do not divide the threads) and 5.
+TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const std::size_t stride = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE") ? config_stride() : 5;
+  const Shape shape{6151, 1024};
+  struct Group {
+    DType t;
+    int m;
+    WeightFormat w;
+  };
+  std::size_t checked = 0, odd = 0;
+  std::uint64_t seed = 3100;
+  for (const Group& g : {Group{DType::bf16, 3, WeightFormat::dense}, Group{DType::bf16, 16, WeightFormat::dense},
+                         Group{DType::f16, 8, WeightFormat::dense}, Group{DType::bf16, 1, WeightFormat::int4_g128},
+                         Group{DType::bf16, 5, WeightFormat::int4_g128}}) {
+    std::vector<KernelConfig> twins;
+    std::size_t i = 0;
+    for (const KernelConfig& c : filtered(search_space_for(g.t, shape, g.m, g.w)))
+      if (c.family == Family::tensor_core && i++ % stride == 0)
+        for (const KernelConfig& twin : balanced_twins(c, g.t, shape, g.m, g.w, ctx.info().id.sm_count))
+          if (std::find(twins.begin(), twins.end(), twin) == twins.end()) twins.push_back(twin);
+    ASSERT_FALSE(twins.empty()) << to_string(g.t) << " M=" << g.m;
+    precompile(kernels, g.t, twins, g.w);
+    DeviceProblem p(g.t, shape, shape.k, seed++, 0, g.m, 0, 0, g.w);
+    for (const KernelConfig& c : twins) {
+      auto kernel = kernels.get(c, g.t, g.w);
+      p.workspace().reserve(c, shape);
+      const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*kernel, c, p.operands(copy), p.workspace(), st); };
+      const Comparison cmp = verify_calls(launch, p, stream);
+      ++checked;
+      odd += (c.threads & (c.threads - 1)) != 0;
+      EXPECT_TRUE(cmp.ok) << to_string(g.t) << " " << to_string(g.w) << " M=" << g.m << " " << to_string(c) << ": "
+                          << cmp.describe();
+    }
+  }
+  EXPECT_GT(odd, 10u);  // block sizes that are not powers of two
+  std::printf("[gemvtune] balanced twins: %zu checks against float64 (%zu of blocks that are not a power of two)\n",
+              checked, odd);
+  std::fflush(stdout);
 }
 
 class BatchGpu : public ::testing::TestWithParam<std::tuple<DType, int>> {};
