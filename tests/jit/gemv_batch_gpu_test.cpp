@@ -93,7 +93,8 @@ void check_batch(DType t, int m) {
 // SMs, block sizes that are not powers of two): those of every 5th tensor-core config (every
 // GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of the space of 6151 rows (a tail tile), with
 // K = 1024, against float64: dense bf16 at M = 3 and 16, fp16 at M = 8, int4g128 (bf16) at
-// M = 1 (templates/gemv_q4l.cu's x staging in rounds that do not divide the threads) and 5.
+// M = 1 (templates/gemv_q4l.cu's x staging in rounds that do not divide the threads) and 5,
+// int8 (bf16) at M = 16 and fp8 (fp16) at M = 1.
 TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
@@ -110,7 +111,8 @@ TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
   std::uint64_t seed = 3100;
   for (const Group& g : {Group{DType::bf16, 3, WeightFormat::dense}, Group{DType::bf16, 16, WeightFormat::dense},
                          Group{DType::f16, 8, WeightFormat::dense}, Group{DType::bf16, 1, WeightFormat::int4_g128},
-                         Group{DType::bf16, 5, WeightFormat::int4_g128}}) {
+                         Group{DType::bf16, 5, WeightFormat::int4_g128}, Group{DType::bf16, 16, WeightFormat::int8},
+                         Group{DType::f16, 1, WeightFormat::fp8}}) {
     std::vector<KernelConfig> twins;
     std::size_t i = 0;
     for (const KernelConfig& c : filtered(search_space_for(g.t, shape, g.m, g.w)))
