@@ -108,6 +108,40 @@ TEST(TunerGpu, TuneOnDevicesWithAnUnalignedK) {
   EXPECT_TRUE(winner.vec_bytes <= 8 || (winner.aligned_body && winner.vec_bytes == 16)) << out[0].result->record.config;
 }
 
+// After its search the tuner measures the leader's balanced twins (search_space.hpp): on
+// 28672x4096 int4g128 at M = 1 the leader is a tensor-core config whose grid of 1792 tiles does
+// not fill the SMs evenly in power-of-two blocks, so twins are measured, each the twin of a
+// candidate measured before it, and every candidate outside the space is such a twin.
+TEST(TunerGpu, MeasuresTheLeadersBalancedTwins) {
+  GEMVTUNE_REQUIRE_GPU();
+  cache_test::TempDir dir;
+  const TuneJob job{{28672, 4096}, DType::bf16, 1, WeightFormat::int4_g128};
+  jit::Context ctx(0);
+  TuningCache cache(dir.file("c.sqlite"), CacheMode::read_write);
+  Tuner tuner(ctx, cache);
+  const ShapeResult result = tuner.tune(job, TuneOptions{});
+  const std::vector<CandidateResult>& all = result.record.candidates;
+  std::set<std::string> space;
+  for (const KernelConfig& c : search_space_for(job.dtype, job.shape, 1, job.weights)) space.insert(to_string(c));
+  std::size_t twins = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (space.count(all[i].config)) continue;
+    ++twins;
+    const KernelConfig twin = parse_config(all[i].config);
+    bool of_earlier = false;
+    for (std::size_t j = 0; j < i && !of_earlier; ++j)
+      for (const KernelConfig& t : balanced_twins(parse_config(all[j].config), job.dtype, job.shape, 1, job.weights,
+                                                  ctx.info().id.sm_count))
+        of_earlier = of_earlier || t == twin;
+    EXPECT_TRUE(of_earlier) << all[i].config << " is not the twin of a candidate measured before it";
+    EXPECT_EQ(all[i].outcome, Outcome::passed) << all[i].config << ": " << all[i].reason;
+  }
+  EXPECT_GE(twins, 1u);
+  EXPECT_LE(twins, 4u);
+  std::printf("[gemvtune] 28672x4096 int4g128: %zu candidates, %zu twins, winner %s %.2f us\n", all.size(), twins,
+              result.record.config.c_str(), result.record.time_us);
+}
+
 TEST(TunerGpu, PeakStreamsAtLeastFourGiB) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
