@@ -15,6 +15,9 @@ struct CompiledKernel {
   int spill_load_bytes = 0;
   int stack_frame_bytes = 0; // ptxas' report or the cubin, the larger: spills need a frame
   int shared_bytes = 0;      // shared memory a block takes (static + the system's reserve), from the cubin
+
+  // Whether ptxas spilled registers (a spill needs a stack frame, which the cubin shows too).
+  bool spills() const { return spill_store_bytes || spill_load_bytes || stack_frame_bytes; }
 };
 
 // Compiles `source` for `arch` ("sm_90"; a real architecture, so NVRTC emits a cubin).

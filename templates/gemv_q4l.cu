@@ -246,7 +246,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     constexpr int ALL = SLICE_CHUNKS * 16, UNITS = (ALL + GEMV_THREADS - 1) / GEMV_THREADS;
     constexpr int BATCH = UNITS <= 4 ? UNITS : UNITS % 4 == 0 ? 4 : UNITS % 3 == 0 ? 3 : UNITS % 2 == 0 ? 2 : 1;
     constexpr bool RAGGED = ALL % GEMV_THREADS != 0;  // tid < GEMV_THREADS is not known to the compiler
-        const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
+    const int c0 = slice * SLICE_CHUNKS, count = min(SLICE_CHUNKS, chunks - c0);
 #pragma unroll 1
     for (int r0 = 0; r0 < UNITS; r0 += BATCH) {
       uint4 v[BATCH];

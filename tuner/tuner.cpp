@@ -163,6 +163,26 @@ struct Tuner::Impl {
                           const GpuModelParams& model);
   DeviceProblem& neighbour(const TuneJob& job, std::uint64_t seed);
 
+  // The leader's balanced twins not measured yet, compiled: those ptxas says spill (13 to 16
+  // warps leave 128 registers a thread, where the leader may have had 255) are left out; one
+  // that fails to compile stays, and measure_one reports it.
+  std::vector<KernelConfig> twins_to_measure(const Session& s, const KernelConfig& leader) {
+    const TuneJob& j = s.job;
+    std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
+    for (const KernelConfig& c : balanced_twins(leader, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count))
+      if (!s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, j.dtype, ctx.info().arch, j.weights));
+    std::vector<KernelConfig> out;
+    for (auto& [c, future] : compiling) {
+      bool spills = false;
+      try {
+        spills = future.get()->spills();
+      } catch (const std::exception&) {
+      }
+      if (!spills) out.push_back(c);
+    }
+    return out;
+  }
+
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
   double retime(Session& s, const KernelConfig& c) {
     try {
@@ -281,22 +301,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   // The leader's twins with grids fitted to the SMs (balanced_twins): outside the space, since
   // their block sizes depend on the shape and the GPU; two to four more candidates a shape.
   if (found.best) {
-    std::vector<KernelConfig> twins;
-    std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
-    for (const KernelConfig& c : balanced_twins(found.measured[*found.best].config, s.job.dtype, s.job.shape,
-                                                s.job.batch, s.job.weights, ctx.info().id.sm_count))
-      if (!s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, s.job.dtype, arch, s.job.weights));
-    // A twin that spills (13 to 16 warps leave 128 registers a thread, where the leader may have
-    // had 255) is not measured; one that fails to compile is, and says so in its outcome.
-    for (auto& [c, future] : compiling) {
-      bool spills = false;
-      try {
-        const auto k = future.get();
-        spills = k->spill_store_bytes || k->spill_load_bytes || k->stack_frame_bytes;
-      } catch (const std::exception&) {
-      }
-      if (!spills) twins.push_back(c);
-    }
+    const std::vector<KernelConfig> twins = twins_to_measure(s, found.measured[*found.best].config);
     if (!twins.empty()) {
       progress.budget += twins.size();
       const std::vector<Measured> got = measure(twins);

@@ -47,9 +47,10 @@ std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1,
 // two, 40 with one). A twin keeps every knob but the threads: 32 x k_warps x G, with G the row
 // groups a block needs so that the grid fits b blocks an SM for b = 1 to 4, at most 512
 // threads (past 256 only with one tile a warp), valid for (t, s, m, weights), the threads
-// differing from c's. Some spill, which the tuner finds in ptxas' report and skips. The tuner measures
-// the twins of its leader (tuner.cpp); on the H200 (bench/results/h200.md, 2026-12-04) they
-// made 28672x4096 int4g128 at M = 1 3% and 16x6144x4096 bf16 5% faster. Empty for other configs.
+// differing from c's. Some spill, which the tuner finds in ptxas' report and skips. The tuner
+// measures the twins of its leader (tuner.cpp); on the H200 (bench/results/h200.md, 2026-12-04)
+// they made 28672x4096 int4g128 at M = 1 3% and 16x6144x4096 bf16 5% faster. Empty for other
+// configs.
 std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat weights,
                                          int sm_count);
 

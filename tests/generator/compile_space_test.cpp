@@ -66,7 +66,7 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
 }
 
 // Compiles every kernel of the list with NVRTC, in parallel; each failure is one test failure.
-// With allow_spills, a kernel that spills is counted in *spilled instead of failing.
+// With `spilled`, a kernel that spills is counted there instead of failing.
 void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightFormat w = WeightFormat::dense,
                   std::atomic<std::size_t>* spilled = nullptr) {
   std::atomic<std::size_t> next{0};
@@ -80,7 +80,7 @@ void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightForma
         auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
         if (k.cubin.empty()) problem = "empty cubin";
         else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
-        else if (k.spill_store_bytes || k.spill_load_bytes || k.stack_frame_bytes) {
+        else if (k.spills()) {
           if (spilled) ++*spilled;
           else problem = "spills: " + k.log;
         }
