@@ -40,7 +40,7 @@ bool KernelConfig::operator==(const KernelConfig& o) const {
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
          hint == o.hint && pdl == o.pdl && prefetch_l2 == o.prefetch_l2 && family == o.family &&
          m_tile == o.m_tile && aligned_body == o.aligned_body && lanes_per_row == o.lanes_per_row && ring == o.ring &&
-         tile_rows == o.tile_rows;
+         tile_rows == o.tile_rows && reg_cap == o.reg_cap;
 }
 
 std::string to_string(const KernelConfig& c) {
@@ -54,6 +54,7 @@ std::string to_string(const KernelConfig& c) {
   if (c.aligned_body) s += "_al";
   if (c.lanes_per_row != 32) s += "_ln" + std::to_string(c.lanes_per_row);
   if (c.tile_rows != 16) s += "_w" + std::to_string(c.tile_rows);
+  if (c.reg_cap) s += "_rc";
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
@@ -62,7 +63,7 @@ KernelConfig parse_config(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad config '" + std::string(text) + "': " + why +
                            " (expected e.g. t128_r2_kw1_v16_u4_sk1_cs, ..._cs_pdl, ..._cs_pdl_pf, ..._cs_pdl_al, ..._cs_pdl_ring, ..._cs_m8, ..._cs_ln8_m16, "
-                           "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16 or tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_w8_m16)");
+                           "tc_t128_r1_kw4_v16_u2_sk1_cs_pdl_m16, tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_w8_m16 or tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc_m16)");
   };
   std::vector<std::string_view> fields;
   for (std::size_t start = 0;;) {
@@ -104,7 +105,7 @@ KernelConfig parse_config(std::string_view text) {
   else if (fields[6] == "nc") c.hint = LoadHint::readonly;
   else throw bad("load hint '" + std::string(fields[6]) + "' must be cs or nc");
   // After the load hint, in this order and each at most once: pdl, pf (only after pdl), ring, al,
-  // ln.
+  // ln, w, rc.
   std::size_t i = 7;
   if (i < fields.size() && fields[i] == "pdl") c.pdl = true, ++i;
   if (i < fields.size() && fields[i] == "pf") {
@@ -123,9 +124,10 @@ KernelConfig parse_config(std::string_view text) {
     if (c.tile_rows == 16) throw bad("16-row tiles are written by leaving the field out");
     ++i;
   }
+  if (i < fields.size() && fields[i] == "rc") c.reg_cap = true, ++i;
   if (i < fields.size())
     throw bad("field '" + std::string(fields[i]) +
-              "' after the load hint must be pdl, pf (after pdl), ring, al, ln or w, in that order");
+              "' after the load hint must be pdl, pf (after pdl), ring, al, ln, w or rc, in that order");
   return c;
 }
 
@@ -158,6 +160,9 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
   if (c.tile_rows != 16 && c.tile_rows != 8) return "tensor-core tiles of " + to_string(c.tile_rows) + " rows: 16 or 8";
   if (c.tile_rows != 16 && (c.family != Family::tensor_core || c.ring))
     return "8-row tiles (w8) are a knob of the tensor-core family's register loads, not of CUDA cores or the ring";
+  if (c.reg_cap && (c.family != Family::tensor_core || c.ring || c.m_tile == 1))
+    return "the register cap (rc) is a knob of the tensor-core register loads at m tile > 1 (templates/gemv_tc.cu), "
+           "not of CUDA cores, the ring or m tile 1";
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
@@ -209,6 +214,11 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.family == Family::cuda_core && !wide && c.rows_per_warp * c.m_tile > kMaxAccumulators16)
     return "rows x m tile = " + std::to_string(c.rows_per_warp * c.m_tile) + " accumulators per thread exceeds " +
            std::to_string(kMaxAccumulators16) + " (64 only for dense fp32 without al)";
+  // Dense weights keep every register: capped at 128, the best dense configs of 16x6144x4096,
+  // 16x14336x4096 and 8x6144x4096 ran level or 2% slower on the H200 (bench/results/h200.md,
+  // 2026-12-04 14:30), where 8-bit ones ran up to 8% faster.
+  if (c.reg_cap && !is_quantized(weights))
+    return "the register cap (rc) is a knob of quantized weights on tensor cores, not of dense " + std::string(to_string(t)) + " weights";
   if (c.ring && !is_quantized(weights))
     return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), "
            "not of dense " + std::string(to_string(t)) + " weights";

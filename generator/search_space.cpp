@@ -256,6 +256,15 @@ std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const S
   return out;
 }
 
+std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m,
+                                                 WeightFormat weights) {
+  if (c.reg_cap) return std::nullopt;
+  KernelConfig twin = c;
+  twin.reg_cap = true;
+  if (why_invalid_for(twin, t, s, m, weights)) return std::nullopt;
+  return twin;
+}
+
 std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m, WeightFormat weights) {
   std::vector<KernelConfig> out;
   for (const KernelConfig& c : default_search_space(t, m, weights))

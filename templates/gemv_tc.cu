@@ -290,7 +290,19 @@ __device__ __forceinline__ uint4 load_partial(const unsigned char* p, int count)
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+// The register cap (the "rc" knob, quantized weights at m tile > 1): ask ptxas for the blocks an
+// SM holds at GEMV_TC_REG_CAP registers a thread. 8-bit tiles at m tile 16 take 156-241
+// registers, so 128-thread blocks fit three an SM; capped at 128 (spilling 8-40 bytes at one or
+// two tiles a warp) they fit four, and on the H200 16x28672x4096 fp8 ran 34.0 us against the
+// uncapped best 37.0, 16x14336x4096 18.5 against 19.9; the best of 16x6144x4096 int8 spilled
+// there and lost, so the tuner measures the capped twins beside their configs
+// (bench/results/h200.md, 2026-12-04 14:30).
+#ifdef GEMV_TC_REG_CAP
+#define GEMV_TC_MIN_BLOCKS (65536 / GEMV_TC_REG_CAP / GEMV_THREADS)
+#else
+#define GEMV_TC_MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, GEMV_TC_MIN_BLOCKS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;

@@ -66,6 +66,7 @@ struct KernelConfig {
   int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
   bool ring = false;          // "ring": weights through a shared-memory ring (8-bit CUDA cores, int4 tensor cores)
   int tile_rows = 16;         // "w8": rows of W per tensor-core tile, 16 or 8 (dense tensor cores)
+  bool reg_cap = false;       // "rc": at most kRegCap registers a thread (quantized tensor cores at m tile > 1)
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /
@@ -79,6 +80,10 @@ struct KernelConfig {
   bool operator==(const KernelConfig& o) const;
   bool operator!=(const KernelConfig& o) const { return !(*this == o); }
 };
+
+// The register cap of "rc" configs, per thread: the launch bounds ask ptxas for
+// 65536 / (kRegCap x threads) blocks an SM (templates/gemv_tc.cu, GEMV_TC_REG_CAP).
+constexpr int kRegCap = 128;
 
 std::string to_string(const KernelConfig& c);
 // Throws InvalidArgument naming the text and the field when malformed.

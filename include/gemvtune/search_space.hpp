@@ -1,6 +1,7 @@
 // The search space the tuner explores, and the rules that trim it for one shape.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gemvtune/config.hpp"
@@ -53,5 +54,18 @@ std::vector<KernelConfig> search_space_for(DType t, const Shape& s, int m = 1,
 // configs.
 std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const Shape& s, int m, WeightFormat weights,
                                          int sm_count);
+
+// The register-capped twin of c: the same knobs with "rc" (at most kRegCap registers a thread,
+// templates/gemv_tc.cu), where that is a valid config for (t, s, m, weights): quantized weights
+// on the tensor-core register loads at m tile > 1. 8-bit tiles at m tile 16 take 156-241
+// registers; capped, some spill a few bytes and run up to 27% faster, others spill hundreds and
+// lose, so the tuner measures the twins of the candidates whose kernels hold more than kRegCap
+// registers and spill at most kMaxCappedStackBytes when capped (tuner.cpp). Outside the space,
+// like the balanced twins. Empty where not valid, or where c is capped already.
+std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m,
+                                                 WeightFormat weights);
+// The stack frame (spilled registers) a capped twin may take: the twins that won on the H200
+// spilled 16-40 bytes (8-24 bytes of frame); four tiles a warp spilled 400-600 and lost.
+constexpr int kMaxCappedStackBytes = 64;
 
 }  // namespace gemvtune

@@ -226,6 +226,51 @@ TEST(CompileSearchSpace, BalancedTwins) {
   EXPECT_LT(spilled.load() * 4, total) << spilled.load() << " of " << total << " twins spill";
 }
 
+// The register cap (rc): NVRTC honours it (at most kRegCap registers a thread, where the
+// uncapped kernel takes more), and the capped twins that won on the H200 spill no more than
+// the tuner allows (kMaxCappedStackBytes); four tiles a warp spill more, and the tuner leaves
+// those out.
+TEST(CompileSearchSpace, RegisterCappedTwins) {
+  struct Case {
+    const char* config;
+    WeightFormat w;
+    bool within_tuner_limit;
+  };
+  const Case cases[] = {
+      {"tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_m16", WeightFormat::fp8, true},    // 16x28672x4096 fp8: 46.0 -> 34.0 us
+      {"tc_t128_r2_kw4_v16_u2_sk1_cs_pdl_m16", WeightFormat::fp8, true},   // 16x14336x4096 fp8: 24.5 -> 18.5
+      {"tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_m16", WeightFormat::int8, true},  // 16x28672x4096 int8: 46.8 -> 34.7
+      {"tc_t64_r4_kw2_v16_u2_sk1_cs_pdl_m16", WeightFormat::fp8, false},
+      {"tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_m16", WeightFormat::int4_g128, false},  // the int4 M = 16 pick
+  };
+  std::vector<std::string> failures;
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  for (const Case& k : cases)
+    threads.emplace_back([&, k] {
+      try {
+        const KernelConfig plain = parse_config(k.config);
+        const KernelConfig capped = *register_capped_twin(plain, DType::bf16, {28672, 4096}, plain.m_tile, k.w);
+        const auto a = jit::compile_kernel(generate_source(plain, DType::bf16, k.w), kernel_name(plain, DType::bf16, k.w), "sm_90");
+        const auto b = jit::compile_kernel(generate_source(capped, DType::bf16, k.w), kernel_name(capped, DType::bf16, k.w), "sm_90");
+        std::string problem;
+        if (b.registers > kRegCap) problem = "capped at " + std::to_string(b.registers) + " registers";
+        if (k.within_tuner_limit && a.registers <= kRegCap) problem += " uncapped only " + std::to_string(a.registers);
+        if (k.within_tuner_limit != (b.stack_frame_bytes <= kMaxCappedStackBytes))
+          problem += " capped stack frame " + std::to_string(b.stack_frame_bytes) + " bytes";
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!problem.empty()) failures.push_back(std::string(k.config) + ":" + problem);
+        std::printf("[gemvtune] %-45s %s: %d registers -> %d capped, stack %d bytes\n", k.config, std::string(to_string(k.w)).c_str(),
+                    a.registers, b.registers, b.stack_frame_bytes);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back(std::string(k.config) + ": " + e.what());
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) ADD_FAILURE() << f;
+}
+
 TEST(CompileSearchSpace, Fp32) { compile_all(DType::f32); }
 TEST(CompileSearchSpace, Fp16) { compile_all(DType::f16); }
 TEST(CompileSearchSpace, Bf16) { compile_all(DType::bf16); }

@@ -523,3 +523,57 @@ TEST(Config, BalancedTwinsFitTheGridToTheSms) {
       }
   EXPECT_GT(seen, 1000u);
 }
+
+TEST(Config, RegisterCappedTwinsOfQuantizedTensorCoreConfigs) {
+  // The text form: "rc" after w, before the m tile, and back.
+  const KernelConfig capped = parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc_m16");
+  EXPECT_TRUE(capped.reg_cap);
+  EXPECT_EQ(to_string(capped), "tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc_m16");
+  EXPECT_THROW(parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_m16_rc"), InvalidArgument);
+  EXPECT_THROW(parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_rc_pdl_m16"), InvalidArgument);
+  KernelConfig plain = capped;
+  plain.reg_cap = false;
+  EXPECT_NE(plain, capped);
+  EXPECT_NE(kernel_name(plain, DType::bf16, WeightFormat::int8), kernel_name(capped, DType::bf16, WeightFormat::int8));
+  EXPECT_NE(generate_source(capped, DType::bf16, WeightFormat::int8).find("#define GEMV_TC_REG_CAP 128"), std::string::npos);
+  EXPECT_EQ(generate_source(plain, DType::bf16, WeightFormat::int8).find("#define GEMV_TC_REG_CAP 128"), std::string::npos);
+
+  // Where it is a knob: quantized weights on the tensor-core register loads at m tile > 1.
+  const Shape s{28672, 4096};
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128}) {
+    const auto twin = register_capped_twin(plain, DType::bf16, s, 16, w);
+    ASSERT_TRUE(twin) << to_string(w);
+    EXPECT_EQ(*twin, capped);
+    EXPECT_FALSE(register_capped_twin(*twin, DType::bf16, s, 16, w)) << "capped already";
+  }
+  EXPECT_FALSE(register_capped_twin(plain, DType::bf16, s, 16, WeightFormat::dense));
+  EXPECT_FALSE(register_capped_twin(parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl"), DType::bf16, s, 1,
+                                    WeightFormat::int8));  // m tile 1
+  EXPECT_FALSE(register_capped_twin(parse_config("tc_t64_r2_kw1_v16_u1_sk1_cs_pdl_ring_m16"), DType::bf16, s, 16,
+                                    WeightFormat::int4_g128));
+  EXPECT_FALSE(register_capped_twin(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_m16"), DType::bf16, s, 16,
+                                    WeightFormat::int8));  // CUDA cores
+  const auto why_dense = why_invalid_for(capped, DType::bf16, s, 16, WeightFormat::dense);
+  ASSERT_TRUE(why_dense);
+  EXPECT_NE(why_dense->find("quantized"), std::string::npos) << *why_dense;
+  const auto why_cc = why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_rc_m16"));
+  ASSERT_TRUE(why_cc);
+  EXPECT_NE(why_cc->find("register cap"), std::string::npos) << *why_cc;
+
+  // Every tensor-core register-load config of the 8-bit and int4 spaces at m > 1 has one, and
+  // the twin differs from it in the cap alone; nothing in the spaces is capped.
+  std::size_t seen = 0;
+  for (int m : {2, 8, 16})
+    for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
+      for (const KernelConfig& c : search_space_for(DType::bf16, {6144, 4096}, m, w)) {
+        EXPECT_FALSE(c.reg_cap) << to_string(c);
+        const auto twin = register_capped_twin(c, DType::bf16, {6144, 4096}, m, w);
+        EXPECT_EQ(twin.has_value(), c.family == Family::tensor_core && !c.ring && c.m_tile > 1) << to_string(c);
+        if (!twin) continue;
+        ++seen;
+        KernelConfig same = *twin;
+        same.reg_cap = false;
+        EXPECT_EQ(same, c);
+      }
+  EXPECT_GT(seen, 500u);
+}

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 
 #include "gemvtune/search_space.hpp"
@@ -89,37 +91,31 @@ void check_batch(DType t, int m) {
   std::fflush(stdout);  // the GPU session pipes this through tee
 }
 
-// The twins the tuner measures beside its leader (balanced_twins: grids fitted to this GPU's
-// SMs, block sizes that are not powers of two): those of every 5th tensor-core config (every
-// GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of the space of 6151 rows (a tail tile), with
-// K = 1024, against float64: dense bf16 at M = 3 and 16, fp16 at M = 8, int4g128 (bf16) at
-// M = 1 (templates/gemv_q4l.cu's x staging in rounds that do not divide the threads) and 5,
-// int8 (bf16) at M = 16 and fp8 (fp16) at M = 1.
-TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
-  GEMVTUNE_REQUIRE_GPU();
+// One group of twins the tuner measures outside the space: dtype, batch and weight format.
+struct TwinGroup {
+  DType t;
+  int m;
+  WeightFormat w;
+};
+// The twins twins_of(config, group) of every stride-th tensor-core config of each group's space
+// of 6151 rows (a tail tile), K = 1024, each checked against float64 (seeds from seed on);
+// returns the twins checked.
+std::vector<KernelConfig> check_twins(
+    std::initializer_list<TwinGroup> groups, std::size_t stride, std::uint64_t seed,
+    const std::function<std::vector<KernelConfig>(const KernelConfig&, const TwinGroup&, const Shape&, int)>& twins_of) {
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
-  const std::size_t stride = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE") ? config_stride() : 5;
   const Shape shape{6151, 1024};
-  struct Group {
-    DType t;
-    int m;
-    WeightFormat w;
-  };
-  std::size_t checked = 0, odd = 0;
-  std::uint64_t seed = 3100;
-  for (const Group& g : {Group{DType::bf16, 3, WeightFormat::dense}, Group{DType::bf16, 16, WeightFormat::dense},
-                         Group{DType::f16, 8, WeightFormat::dense}, Group{DType::bf16, 1, WeightFormat::int4_g128},
-                         Group{DType::bf16, 5, WeightFormat::int4_g128}, Group{DType::bf16, 16, WeightFormat::int8},
-                         Group{DType::f16, 1, WeightFormat::fp8}}) {
+  std::vector<KernelConfig> checked;
+  for (const TwinGroup& g : groups) {
     std::vector<KernelConfig> twins;
     std::size_t i = 0;
     for (const KernelConfig& c : filtered(search_space_for(g.t, shape, g.m, g.w)))
       if (c.family == Family::tensor_core && i++ % stride == 0)
-        for (const KernelConfig& twin : balanced_twins(c, g.t, shape, g.m, g.w, ctx.info().id.sm_count))
+        for (const KernelConfig& twin : twins_of(c, g, shape, ctx.info().id.sm_count))
           if (std::find(twins.begin(), twins.end(), twin) == twins.end()) twins.push_back(twin);
-    ASSERT_FALSE(twins.empty()) << to_string(g.t) << " M=" << g.m;
+    EXPECT_FALSE(twins.empty()) << to_string(g.t) << " M=" << g.m;
     precompile(kernels, g.t, twins, g.w);
     DeviceProblem p(g.t, shape, shape.k, seed++, 0, g.m, 0, 0, g.w);
     for (const KernelConfig& c : twins) {
@@ -127,15 +123,55 @@ TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
       p.workspace().reserve(c, shape);
       const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*kernel, c, p.operands(copy), p.workspace(), st); };
       const Comparison cmp = verify_calls(launch, p, stream);
-      ++checked;
-      odd += (c.threads & (c.threads - 1)) != 0;
+      checked.push_back(c);
       EXPECT_TRUE(cmp.ok) << to_string(g.t) << " " << to_string(g.w) << " M=" << g.m << " " << to_string(c) << ": "
                           << cmp.describe();
     }
   }
+  return checked;
+}
+
+std::size_t twin_stride(std::size_t otherwise) {
+  return std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE") ? config_stride() : otherwise;
+}
+
+// The twins the tuner measures beside its leader (balanced_twins: grids fitted to this GPU's
+// SMs, block sizes that are not powers of two) of every 5th tensor-core config (every
+// GEMVTUNE_TEST_CONFIG_STRIDE-th when set): dense bf16 at M = 3 and 16, fp16 at M = 8, int4g128
+// (bf16) at M = 1 (templates/gemv_q4l.cu's x staging in rounds that do not divide the threads)
+// and 5, int8 (bf16) at M = 16 and fp8 (fp16) at M = 1.
+TEST(BatchGpuTwins, BalancedTwinsMatchFloat64) {
+  GEMVTUNE_REQUIRE_GPU();
+  const auto checked = check_twins(
+      {{DType::bf16, 3, WeightFormat::dense}, {DType::bf16, 16, WeightFormat::dense}, {DType::f16, 8, WeightFormat::dense},
+       {DType::bf16, 1, WeightFormat::int4_g128}, {DType::bf16, 5, WeightFormat::int4_g128},
+       {DType::bf16, 16, WeightFormat::int8}, {DType::f16, 1, WeightFormat::fp8}},
+      twin_stride(5), 3100, [](const KernelConfig& c, const TwinGroup& g, const Shape& s, int sms) {
+        return balanced_twins(c, g.t, s, g.m, g.w, sms);
+      });
+  std::size_t odd = 0;
+  for (const KernelConfig& c : checked) odd += (c.threads & (c.threads - 1)) != 0;
   EXPECT_GT(odd, 10u);  // block sizes that are not powers of two
   std::printf("[gemvtune] balanced twins: %zu checks against float64 (%zu of blocks that are not a power of two)\n",
-              checked, odd);
+              checked.size(), odd);
+  std::fflush(stdout);
+}
+
+// The register-capped twins (register_capped_twin: at most 128 registers a thread, some
+// spilling a few bytes) of every 3rd tensor-core register-load config (every
+// GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of the quantized spaces: int8 (bf16) at M = 16, fp8
+// (fp16) at M = 13, int4g128 (bf16) at M = 5 and 16.
+TEST(BatchGpuTwins, RegisterCappedTwinsMatchFloat64) {
+  GEMVTUNE_REQUIRE_GPU();
+  const auto checked = check_twins(
+      {{DType::bf16, 16, WeightFormat::int8}, {DType::f16, 13, WeightFormat::fp8}, {DType::bf16, 5, WeightFormat::int4_g128},
+       {DType::bf16, 16, WeightFormat::int4_g128}},
+      twin_stride(3), 3200, [](const KernelConfig& c, const TwinGroup& g, const Shape& s, int) {
+        std::vector<KernelConfig> out;
+        if (const auto twin = register_capped_twin(c, g.t, s, g.m, g.w)) out.push_back(*twin);
+        return out;
+      });
+  std::printf("[gemvtune] register-capped twins: %zu checks against float64\n", checked.size());
   std::fflush(stdout);
 }
 

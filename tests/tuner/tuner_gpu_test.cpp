@@ -112,14 +112,19 @@ TEST(TunerGpu, TuneOnDevicesWithAnUnalignedK) {
 // 28672x4096 int4g128 at M = 1 the leader is a tensor-core config whose grid of 1792 tiles does
 // not fill the SMs evenly in power-of-two blocks, so twins are measured, each the twin of a
 // candidate measured before it, and every candidate outside the space is such a twin.
-TEST(TunerGpu, MeasuresTheLeadersBalancedTwins) {
-  GEMVTUNE_REQUIRE_GPU();
+// Tunes job into a fresh cache of its own.
+ShapeResult tune_into_fresh_cache(const jit::Context& ctx, const TuneJob& job) {
   cache_test::TempDir dir;
-  const TuneJob job{{28672, 4096}, DType::bf16, 1, WeightFormat::int4_g128};
-  jit::Context ctx(0);
   TuningCache cache(dir.file("c.sqlite"), CacheMode::read_write);
   Tuner tuner(ctx, cache);
-  const ShapeResult result = tuner.tune(job, TuneOptions{});
+  return tuner.tune(job, TuneOptions{});
+}
+
+TEST(TunerGpu, MeasuresTheLeadersBalancedTwins) {
+  GEMVTUNE_REQUIRE_GPU();
+  const TuneJob job{{28672, 4096}, DType::bf16, 1, WeightFormat::int4_g128};
+  jit::Context ctx(0);
+  const ShapeResult result = tune_into_fresh_cache(ctx, job);
   const std::vector<CandidateResult>& all = result.record.candidates;
   std::set<std::string> space;
   for (const KernelConfig& c : search_space_for(job.dtype, job.shape, 1, job.weights)) space.insert(to_string(c));
@@ -140,6 +145,32 @@ TEST(TunerGpu, MeasuresTheLeadersBalancedTwins) {
   EXPECT_LE(twins, 4u);
   std::printf("[gemvtune] 28672x4096 int4g128: %zu candidates, %zu twins, winner %s %.2f us\n", all.size(), twins,
               result.record.config.c_str(), result.record.time_us);
+}
+
+// fp8 at M = 16 on 28672x4096: the candidates that hold more than 128 registers get their
+// register-capped twins measured after the strategy (and after the leader's balanced twins).
+TEST(TunerGpu, MeasuresTheRegisterCappedTwins) {
+  GEMVTUNE_REQUIRE_GPU();
+  const jit::Context ctx(0);
+  const ShapeResult result = tune_into_fresh_cache(ctx, {{28672, 4096}, DType::bf16, 16, WeightFormat::fp8});
+  const std::vector<CandidateResult>& all = result.record.candidates;
+  std::size_t capped = 0, passed = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const KernelConfig c = parse_config(all[i].config);
+    if (!c.reg_cap) continue;
+    ++capped;
+    passed += all[i].outcome == Outcome::passed;
+    KernelConfig plain = c;
+    plain.reg_cap = false;
+    bool of_earlier = false;
+    for (std::size_t j = 0; j < i && !of_earlier; ++j)
+      of_earlier = all[j].config == to_string(plain) && all[j].outcome == Outcome::passed;
+    EXPECT_TRUE(of_earlier) << all[i].config << " is not the capped twin of a passing candidate measured before it";
+    EXPECT_EQ(all[i].outcome, Outcome::passed) << all[i].config << ": " << all[i].reason;
+  }
+  EXPECT_GE(capped, 3u);
+  std::printf("[gemvtune] 16x28672x4096 fp8: %zu candidates, %zu register-capped twins (%zu passed), winner %s %.2f us\n",
+              all.size(), capped, passed, result.record.config.c_str(), result.record.time_us);
 }
 
 TEST(TunerGpu, PeakStreamsAtLeastFourGiB) {
