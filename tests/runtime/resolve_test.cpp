@@ -197,6 +197,25 @@ TEST_F(ResolveTest, NeverMixesWeightFormats) {
   EXPECT_NE(to_string(r.config), "t64_r2_kw1_v16_u4_sk1_cs_pdl_ring");
 }
 
+// A register-capped winner (the tuner's capped twins, "_rc") is served as stored, for its own
+// shape and for the batches its m tile covers; an "_rc" config stored for dense weights, which
+// the rules refuse, is not.
+TEST_F(ResolveTest, ServesRegisterCappedEntries) {
+  const std::string capped = "tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_rc_m16";
+  cache.store(weights_record({28672, 4096}, WeightFormat::fp8, capped, 16));
+  Resolved r = resolve_config(&cache, kH200, {28672, 4096}, DType::bf16, 16, WeightFormat::fp8);
+  EXPECT_EQ(r.source, ConfigSource::exact);
+  EXPECT_EQ(to_string(r.config), capped);
+  EXPECT_TRUE(r.config.reg_cap);
+  r = resolve_config(&cache, kH200, {28672, 4096}, DType::bf16, 13, WeightFormat::fp8);
+  EXPECT_EQ(r.source_text, "same shape at M=16");
+  EXPECT_EQ(to_string(r.config), capped);
+  cache.store(weights_record({4096, 4096}, WeightFormat::dense, "tc_t128_r1_kw4_v16_u4_sk1_cs_pdl_rc_m16", 16));
+  r = resolve_config(&cache, kH200, {4096, 4096}, DType::bf16, 16);
+  EXPECT_FALSE(r.config.reg_cap) << to_string(r.config);
+  EXPECT_FALSE(why_invalid_for(r.config, DType::bf16, {4096, 4096}, 16));
+}
+
 TEST_F(ResolveTest, DefaultUsesTheStoredCeiling) {
   PeakRecord p;
   p.gpu = kH200;
