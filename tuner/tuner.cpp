@@ -163,55 +163,56 @@ struct Tuner::Impl {
                           const GpuModelParams& model);
   DeviceProblem& neighbour(const TuneJob& job, std::uint64_t seed);
 
-  // The leader's balanced twins not measured yet, compiled: those ptxas says spill (13 to 16
-  // warps leave 128 registers a thread, where the leader may have had 255) are left out; one
-  // that fails to compile stays, and measure_one reports it.
-  std::vector<KernelConfig> twins_to_measure(const Session& s, const KernelConfig& leader) {
+  // Of the configs not measured yet, compiled, those whose kernel `keep` accepts; one that fails
+  // to compile stays, and measure_one reports it. Twins are outside the space: what decides
+  // whether one is worth timing is what ptxas made of it.
+  std::vector<KernelConfig> compiled_where(const Session& s, const std::vector<KernelConfig>& configs,
+                                           const std::function<bool(const jit::CompiledKernel&)>& keep) {
     const TuneJob& j = s.job;
     std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
-    for (const KernelConfig& c : balanced_twins(leader, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count))
-      if (!s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, j.dtype, ctx.info().arch, j.weights));
+    for (const KernelConfig& c : configs) {
+      const bool seen = std::any_of(compiling.begin(), compiling.end(), [&](const auto& p) { return p.first == c; });
+      if (!seen && !s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, j.dtype, ctx.info().arch, j.weights));
+    }
     std::vector<KernelConfig> out;
     for (auto& [c, future] : compiling) {
-      bool spills = false;
+      bool kept = true;
       try {
-        spills = future.get()->spills();
+        kept = keep(*future.get());
       } catch (const std::exception&) {
       }
-      if (!spills) out.push_back(c);
+      if (kept) out.push_back(c);
     }
     return out;
   }
 
+  // The leader's balanced twins (13 to 16 warps leave 128 registers a thread, where the leader
+  // may have had 255): those ptxas says spill are left out.
+  std::vector<KernelConfig> twins_to_measure(const Session& s, const KernelConfig& leader) {
+    const TuneJob& j = s.job;
+    return compiled_where(s, balanced_twins(leader, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count),
+                          [](const jit::CompiledKernel& k) { return !k.spills(); });
+  }
+
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
-  // hold more than kRegCap registers, not measured yet, compiled: those whose capped kernel
-  // spills more than kMaxCappedStackBytes are left out, as is a candidate whose compile result
-  // cannot be read (measure_one has reported it).
+  // hold more than kRegCap registers: those whose capped kernel spills more than
+  // kMaxCappedStackBytes are left out, as is a candidate whose compile result cannot be read
+  // (measure_one has reported it).
   std::vector<KernelConfig> capped_twins_to_measure(const Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
-    const std::string& arch = ctx.info().arch;
-    std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
+    std::vector<KernelConfig> twins;
     for (const Measured& m : measured) {
       if (!m.passed) continue;
       const std::optional<KernelConfig> twin = register_capped_twin(m.config, j.dtype, j.shape, j.batch, j.weights);
-      if (!twin || s.index.count(to_string(*twin))) continue;
+      if (!twin) continue;
       try {
-        if (pool.request(m.config, j.dtype, arch, j.weights).get()->registers <= kRegCap) continue;
+        if (pool.request(m.config, j.dtype, ctx.info().arch, j.weights).get()->registers <= kRegCap) continue;
       } catch (const std::exception&) {
         continue;
       }
-      compiling.emplace_back(*twin, pool.request(*twin, j.dtype, arch, j.weights));
+      twins.push_back(*twin);
     }
-    std::vector<KernelConfig> out;
-    for (auto& [c, future] : compiling) {
-      int stack = 0;
-      try {
-        stack = future.get()->stack_frame_bytes;
-      } catch (const std::exception&) {
-      }
-      if (stack <= kMaxCappedStackBytes && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    }
-    return out;
+    return compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
   }
 
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
@@ -329,30 +330,23 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   };
   StrategyResult found = options.strategy == Strategy::exhaustive ? run_exhaustive(ranked, measure, strategy_options)
                                                                   : run_model_guided(ranked, measure, strategy_options);
-  // The leader's twins with grids fitted to the SMs (balanced_twins): outside the space, since
-  // their block sizes depend on the shape and the GPU; two to four more candidates a shape.
-  if (found.best) {
-    const std::vector<KernelConfig> twins = twins_to_measure(s, found.measured[*found.best].config);
-    if (!twins.empty()) {
-      progress.budget += twins.size();
-      const std::vector<Measured> got = measure(twins);
-      found.measured.insert(found.measured.end(), got.begin(), got.end());
-      found.best = fastest_passing(found.measured);
-    }
-  }
+  // Candidates outside the space, measured after the strategy: each batch counts into the
+  // progress budget and may take the lead.
+  const auto measure_more = [&](const std::vector<KernelConfig>& more) {
+    if (more.empty()) return;
+    progress.budget += more.size();
+    const std::vector<Measured> got = measure(more);
+    found.measured.insert(found.measured.end(), got.begin(), got.end());
+    found.best = fastest_passing(found.measured);
+  };
+  // The leader's twins with grids fitted to the SMs (balanced_twins): their block sizes depend
+  // on the shape and the GPU; two to four more candidates a shape.
+  if (found.best) measure_more(twins_to_measure(s, found.measured[*found.best].config));
   // The register-capped twins of the candidates that hold more than kRegCap registers
-  // (quantized weights on tensor cores at m tile > 1): outside the space, since whether a cap
-  // pays depends on what ptxas makes of each kernel; at 16x28672x4096 fp8 the capped twin of a
-  // candidate that ran 46.0 us won at 34.0, where the uncapped best ran 37.0 (H200).
-  if (found.best) {
-    const std::vector<KernelConfig> capped = capped_twins_to_measure(s, found.measured);
-    if (!capped.empty()) {
-      progress.budget += capped.size();
-      const std::vector<Measured> got = measure(capped);
-      found.measured.insert(found.measured.end(), got.begin(), got.end());
-      found.best = fastest_passing(found.measured);
-    }
-  }
+  // (quantized weights on tensor cores at m tile > 1): whether a cap pays depends on what ptxas
+  // makes of each kernel; at 16x28672x4096 fp8 the capped twin of a candidate that ran 46.0 us
+  // won at 34.0, where the uncapped best ran 37.0 (H200).
+  if (found.best) measure_more(capped_twins_to_measure(s, found.measured));
   return found;
 }
 
