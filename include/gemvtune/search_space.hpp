@@ -57,8 +57,8 @@ std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const S
 
 // The register-capped twin of c: the same knobs with "rc" (at most kRegCap registers a thread,
 // templates/gemv_tc.cu), where that is a valid config for (t, s, m, weights): quantized weights
-// on the tensor-core register loads at m tile > 1. 8-bit tiles at m tile 16 take 156-241
-// registers; capped, some spill a few bytes and run up to 27% faster, others spill hundreds and
+// on the tensor-core register loads at m tile > 1. 8-bit configs at m tile 16 take 105-255
+// registers, many over 150; capped, some spill a few bytes and run up to 27% faster, others spill hundreds and
 // lose, so the tuner measures the twins of the candidates whose kernels hold more than kRegCap
 // registers and spill at most kMaxCappedStackBytes when capped (tuner.cpp). Outside the space,
 // like the balanced twins. Empty where not valid, or where c is capped already.
