@@ -13,6 +13,10 @@
 //           registers when a slice starts and stored after its last trip, one barrier a slice.
 //   mode 6: mode 5 with the block's warpgroups on the same 64 rows, taking turns of U chunks
 //           along K (as the library's warps along K, kw), summed through shared memory.
+//   mode 7: mode 5 with X pre-permuted in global memory once (outside the timing) and each
+//           16 KB slice brought in by one cp.async.bulk completing an mbarrier.
+//   mode 8: mode 2 with the library's trip: the trip's weights loaded at its start, all its X
+//           before the first mma; mode 9: mode 2's cross-trip weights, X as mode 8.
 //   mode 3: mode 2 after the staging of mode 0 (what staging alone costs).
 // Question (bench/results/h200.md, 2026-12-04): at m = 16, X's loads hold the quantized tensor-
 // core kernels 13-27% above their weight stream (X left out: int8 16x28672x4096 36.0 -> 30.7 us).
@@ -30,7 +34,8 @@
 // Splits along K (gridDim.y) write fp32 partials that a second kernel sums (timed with it).
 // Every launch is programmatic (PDL), as the library's: weights before griddepcontrol.wait.
 // Build: nvcc -O3 -std=c++17 -arch=sm_90a -o batch_wgmma bench/probes/batch_wgmma.cu
-// Run:   batch_wgmma bf16|int8 NxK...   (one line per config: us, GB/s of weights, max error)
+// Run:   batch_wgmma bf16|int8 NxK...   (one line per config: us, GB/s of weights, max error;
+//        PROBE_MODES=2,8,9 runs only those modes)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -100,11 +105,39 @@ __device__ __forceinline__ uint4 i8_half(const uint4& v, int h) {
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
+// Mode 7: X permuted once into the staged layout in global memory (xp_prepare, outside the
+// timing: what a previous kernel's epilogue would write), every step's 512 bytes in K order, so
+// that a block's slice is one contiguous bulk copy.
+__device__ const unsigned char* g_xp;
+
 // WF 0: bf16 weights (L = 8 elements a lane, one half); 1: int8 (L = 16, two halves).
 template <int WF>
 struct Fmt {
   static constexpr int L = WF ? 16 : 8, H = WF ? 2 : 1, CH = 4 * L, BPW = WF ? 1 : 2;
 };
+
+template <int WF>
+__global__ void xp_prepare(const __nv_bfloat16* __restrict__ x, int m, int k, unsigned char* __restrict__ xp) {
+  using F = Fmt<WF>;
+  constexpr int L = F::L, H = F::H, CH = F::CH;
+  const int it = blockIdx.x * blockDim.x + threadIdx.x, items = k / CH * H * 16;
+  if (it >= items) return;
+  const int nrow = it & 15, ch = it >> 4, c = ch / H, h = ch % H;
+  uint4 src[4];
+#pragma unroll
+  for (int tt = 0; tt < 4; ++tt)
+    src[tt] = nrow < m ? *reinterpret_cast<const uint4*>(x + static_cast<long long>(nrow) * k + c * CH + L * tt + 8 * h)
+                       : make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int s = 0; s < 2; ++s)
+#pragma unroll
+    for (int kc = 0; kc < 2; ++kc) {
+      const int word = 2 * s + kc;
+      const auto pick = [&](const uint4& v) { return word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w; };
+      *reinterpret_cast<uint4*>(xp + static_cast<long long>(ch * 2 + s) * 512 + kc * 128 + (nrow >> 3) * 256 + (nrow & 7) * 16) =
+          make_uint4(pick(src[0]), pick(src[1]), pick(src[2]), pick(src[3]));
+    }
+}
 
 template <int MODE, int WF, int U, int WG>
 __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restrict__ w, const float* __restrict__ scales,
@@ -127,8 +160,9 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
 
   // The first trip's weights go out before X is staged.
   uint4 wv[U][2];
+  if constexpr (MODE != 8)
 #pragma unroll
-  for (int u = 0; u < U; ++u) wv[u][0] = ldw(wlo + (first + u) * CH * BPW), wv[u][1] = ldw(whi + (first + u) * CH * BPW);
+    for (int u = 0; u < U; ++u) wv[u][0] = ldw(wlo + (first + u) * CH * BPW), wv[u][1] = ldw(whi + (first + u) * CH * BPW);
   // Programmatic dependent launch, as the library's kernels: the next call's blocks may start
   // (and issue their weights) while this one drains; X and the outputs wait for the previous.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -257,6 +291,39 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
     load_slice(0);
     store_slice(0);
   }
+  // Mode 7: slice j of the block's contiguous part of g_xp by one bulk copy into buffer j & 1,
+  // completing mbarrier j & 1 (phase (j >> 1) & 1); slices 0 and 1 go out at once, slice j + 2
+  // after the barrier that ends slice j.
+  const unsigned bar_base = static_cast<unsigned>(__cvta_generic_to_shared(&mbar[0]));
+  const auto bulk_slice = [&](int j) {
+    const unsigned bar = bar_base + 8 * (j & 1), dst = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + (j & 1) * SLB;
+    const unsigned char* src = g_xp + (static_cast<long long>(kb / CH) * H * 2 + static_cast<long long>(j) * SLC * H * 2) * 512;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(static_cast<unsigned>(SLB)) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+                 "l"(src), "r"(static_cast<unsigned>(SLB)), "r"(bar)
+                 : "memory");
+  };
+  const auto bulk_wait = [&](int j) {
+    const unsigned bar = bar_base + 8 * (j & 1), parity = (j >> 1) & 1;
+    unsigned done = 0;
+    while (!done)
+      asm volatile("{.reg .pred P1;\n mbarrier.try_wait.parity.shared::cta.b64 P1, [%1], %2;\n selp.u32 %0, 1, 0, P1;\n}"
+                   : "=r"(done)
+                   : "r"(bar), "r"(parity)
+                   : "memory");
+  };
+  if constexpr (MODE == 7) {
+    if (tid == 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_base) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_base + 8) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (tid == 0) {
+      bulk_slice(0);
+      if (slices > 1) bulk_slice(1);
+    }
+  }
   // Byte offset in xs of step 0 of chunk c's half h.
   const auto xoff = [&](int c, int h) {
     return MODE >= 5 ? ((c / SLC) & 1) * SLB + (((c % SLC) * H + h) * 2) * 512 : ((c * H + h) * 2) * 512;
@@ -286,7 +353,16 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
     wg_commit();
     wg_wait0();
   };
-  if constexpr (MODE == 5 || MODE == 6) {
+  if constexpr (MODE == 7) {
+    for (int j = 0; j < slices; ++j) {
+      bulk_wait(j);
+      for (int c0 = j * SLC + first; c0 < (j + 1) * SLC; c0 += STRIDE) wg_trip(c0);
+      if (j + 2 < slices) {
+        __syncthreads();  // every warpgroup is done with buffer j & 1
+        if (tid == 0) bulk_slice(j + 2);
+      }
+    }
+  } else if constexpr (MODE == 5 || MODE == 6) {
     // Slice j: the next slice's X into registers, this warpgroup's trips of slice j, then the
     // next slice into its buffer and one barrier (store_slice).
     for (int j = 0; j < slices; ++j) {
@@ -299,6 +375,39 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
     wait_slice(c0);
     if constexpr (MODE == 1 || MODE == 4) {
       wg_trip(c0);
+    } else if constexpr (MODE == 8 || MODE == 9) {
+      // The library's trip (templates/gemv_tc.cu's run loop): mode 8 loads the trip's weights at
+      // its start (no cross-trip prefetch) and all its X before the first mma; mode 9 keeps
+      // mode 2's cross-trip weights but loads all the trip's X before the first mma.
+      uint4 w_now[U][2];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int c = c0 + u;
+        if constexpr (MODE == 8) {
+          w_now[u][0] = ldw(wlo + c * CH * BPW), w_now[u][1] = ldw(whi + c * CH * BPW);
+        } else {
+          w_now[u][0] = wv[u][0], w_now[u][1] = wv[u][1];
+          if (c + U < chunks) wv[u][0] = ldw(wlo + (c + U) * CH * BPW), wv[u][1] = ldw(whi + (c + U) * CH * BPW);
+        }
+      }
+      uint4 xq[U][H][2];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int h = 0; h < H; ++h)
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) xq[u][h][nt] = ldx(xr[nt] + (c0 + u) * CH + 8 * h);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+          const uint4 a = WF ? i8_half(w_now[u][0], h) : w_now[u][0], b = WF ? i8_half(w_now[u][1], h) : w_now[u][1];
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            mma(e0[nt], a.x, b.x, a.y, b.y, xq[u][h][nt].x, xq[u][h][nt].y);
+            mma(e1[nt], a.z, b.z, a.w, b.w, xq[u][h][nt].z, xq[u][h][nt].w);
+          }
+        }
     } else {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -328,7 +437,7 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
     }
     }
   }
-  if constexpr (MODE == 2 || MODE == 3)
+  if constexpr (MODE == 2 || MODE == 3 || MODE == 8 || MODE == 9)
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -440,9 +549,13 @@ static void run(Problem& P, int splits, unsigned& lbo, unsigned& sbo) {
   if (P.wf != WF || P.n % (64 * WG) || P.k % (splits * F::CH * U)) return;
   if (MODE == 6 && WG == 1) return;  // mode 5
   if (MODE == 4 && (P.k / splits / F::CH) % (8 * U)) return;  // slices of whole trips
-  if (MODE >= 5 && (P.k / splits) % 512) return;                  // whole 512-element slices
+  if (MODE >= 5 && MODE <= 7 && (P.k / splits) % 512) return;
+  if (const char* only = std::getenv("PROBE_MODES"))  // e.g. "2,8,9": only these modes
+    if (!std::strchr(only, '0' + MODE)) return;
+  if (MODE == 7 && (512 / F::CH) % U) return;                  // whole 512-element slices
   if (MODE == 6 && (512 / F::CH) % (WG * U)) return;               // every warpgroup's trips in a slice
-  const size_t smem = MODE >= 5   ? 2 * 16384
+  const size_t smem = MODE >= 8   ? 0
+                      : MODE >= 5   ? 2 * 16384
                       : MODE != 2 ? static_cast<size_t>(P.k / splits) / F::CH * F::H * 2 * 512
                                   : 0;
   if (smem > 227 * 1024) return;
@@ -474,7 +587,7 @@ static void run(Problem& P, int splits, unsigned& lbo, unsigned& sbo) {
   };
   // Correctness first, output poisoned; mode 0 tries the descriptor's offsets both ways.
   double err = 1;
-  for (int attempt = 0; attempt < (MODE != 2 && MODE != 3 ? 2 : 1); ++attempt) {
+  for (int attempt = 0; attempt < (MODE != 2 && MODE != 3 && MODE < 8 ? 2 : 1); ++attempt) {
     CK(cudaMemset(P.y, 0xFF, static_cast<size_t>(M) * P.n * 2));
     launch(0);
     CK(cudaStreamSynchronize(st));
@@ -482,7 +595,7 @@ static void run(Problem& P, int splits, unsigned& lbo, unsigned& sbo) {
     err = check(P);
     if (err < 1e-2) break;
     std::printf("# mode%d u%d wg%d sk%d lbo%u sbo%u: err %.2e\n", MODE, U, WG, splits, lbo, sbo, err);
-    if (MODE != 2 && MODE != 3) std::swap(lbo, sbo);
+    if (MODE != 2 && MODE != 3 && MODE < 8) std::swap(lbo, sbo);
   }
   constexpr int REPS = 64;
   cudaGraph_t gr;
@@ -529,12 +642,24 @@ static void sweep_one(Problem& P, unsigned& lbo, unsigned& sbo) {
       run<4, WF, U, WG>(P, splits, lbo, sbo);
       run<5, WF, U, WG>(P, splits, lbo, sbo);
       run<6, WF, U, WG>(P, splits, lbo, sbo);
+      run<7, WF, U, WG>(P, splits, lbo, sbo);
+      run<8, WF, U, WG>(P, splits, lbo, sbo);
+      run<9, WF, U, WG>(P, splits, lbo, sbo);
     }
 }
 
 template <int WF>
 static void sweep(Problem& P) {
   unsigned lbo = 128, sbo = 256;
+  {  // mode 7's pre-permuted X (the whole of K: every split's part is contiguous in it)
+    unsigned char* xp;
+    const size_t bytes = static_cast<size_t>(P.k) / Fmt<WF>::CH * Fmt<WF>::H * 2 * 512;
+    CK(cudaMalloc(&xp, bytes));
+    const int items = P.k / Fmt<WF>::CH * Fmt<WF>::H * 16;
+    xp_prepare<WF><<<(items + 255) / 256, 256>>>(P.x, M, P.k, xp);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpyToSymbol(g_xp, &xp, sizeof(xp)));
+  }
   sweep_one<WF, 2, 1>(P, lbo, sbo);
   sweep_one<WF, 4, 1>(P, lbo, sbo);
   sweep_one<WF, 8, 1>(P, lbo, sbo);
