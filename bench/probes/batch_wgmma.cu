@@ -116,6 +116,13 @@ struct Fmt {
   static constexpr int L = WF ? 16 : 8, H = WF ? 2 : 1, CH = 4 * L, BPW = WF ? 1 : 2;
 };
 
+// One 16-byte unit of the staged layout: word `word` (2 s + kc) of each of the four lanes'
+// 16-byte X vectors of a chunk half (lane t's word lands at position t).
+__device__ __forceinline__ uint4 staged_unit(const uint4 (&src)[4], int word) {
+  const auto pick = [&](const uint4& v) { return word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w; };
+  return make_uint4(pick(src[0]), pick(src[1]), pick(src[2]), pick(src[3]));
+}
+
 template <int WF>
 __global__ void xp_prepare(const __nv_bfloat16* __restrict__ x, int m, int k, unsigned char* __restrict__ xp) {
   using F = Fmt<WF>;
@@ -132,10 +139,8 @@ __global__ void xp_prepare(const __nv_bfloat16* __restrict__ x, int m, int k, un
   for (int s = 0; s < 2; ++s)
 #pragma unroll
     for (int kc = 0; kc < 2; ++kc) {
-      const int word = 2 * s + kc;
-      const auto pick = [&](const uint4& v) { return word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w; };
       *reinterpret_cast<uint4*>(xp + static_cast<long long>(ch * 2 + s) * 512 + kc * 128 + (nrow >> 3) * 256 + (nrow & 7) * 16) =
-          make_uint4(pick(src[0]), pick(src[1]), pick(src[2]), pick(src[3]));
+          staged_unit(src, 2 * s + kc);
     }
 }
 
@@ -232,11 +237,9 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int kc = 0; kc < 2; ++kc) {
-          const int word = 2 * s + kc;
-          const auto pick = [&](const uint4& v) { return word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w; };
           const int step = (c * H + h) * 2 + s;
           uint4* dst = reinterpret_cast<uint4*>(xs + step * 512 + kc * 128 + (nrow >> 3) * 256 + (nrow & 7) * 16);
-          *dst = make_uint4(pick(src[0]), pick(src[1]), pick(src[2]), pick(src[3]));
+          *dst = staged_unit(src, 2 * s + kc);
         }
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic-proxy writes, async-proxy reads
@@ -276,11 +279,9 @@ __global__ void __launch_bounds__(WG * 128) probe(const unsigned char* __restric
       for (int s = 0; s < 2; ++s)
 #pragma unroll
         for (int kc = 0; kc < 2; ++kc) {
-          const int word = 2 * s + kc;
-          const auto pick = [&](const uint4& v) { return word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w; };
           uint4* dst = reinterpret_cast<uint4*>(xs + (j & 1) * SLB + (ch * 2 + s) * 512 + kc * 128 + (nrow >> 3) * 256 +
                                                 (nrow & 7) * 16);
-          *dst = make_uint4(pick(xst[i][0]), pick(xst[i][1]), pick(xst[i][2]), pick(xst[i][3]));
+          *dst = staged_unit(xst[i], 2 * s + kc);
         }
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
