@@ -22,6 +22,9 @@
 // core kernels 13-27% above their weight stream (X left out: int8 16x28672x4096 36.0 -> 30.7 us).
 // X read per 16-row warp costs 2 bytes of X per weight byte at int8 (1 at bf16); per 64-row
 // warpgroup a quarter of that. Does that pay for staging X in shared memory?
+// Answer on the H200 (h200.md, "Session of 2026-12-04 15:45-16:06 UTC" and the one after it):
+// not when each block stages X (5-6% slower than the tuned kernels on bf16); with X permuted
+// beforehand (mode 7) level on bf16 and up to 10% faster on int8, the permuting pass not counted.
 //
 // K order: lane (g = lane / 4, t = lane % 4) loads 16 bytes of rows g and g + 8 at element L t
 // of a chunk of 4 L elements (L = 8 bf16, 16 int8); the mma step s of (half h of) the chunk
@@ -33,7 +36,8 @@
 //
 // Splits along K (gridDim.y) write fp32 partials that a second kernel sums (timed with it).
 // Every launch is programmatic (PDL), as the library's: weights before griddepcontrol.wait.
-// Build: nvcc -O3 -std=c++17 -arch=sm_90a -o batch_wgmma bench/probes/batch_wgmma.cu
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o batch_wgmma bench/probes/batch_wgmma.cu
+// (plain -arch=sm_90a gave NVCC 13.0 compute_90 PTX, which has no wgmma)
 // Run:   batch_wgmma bf16|int8 NxK...   (one line per config: us, GB/s of weights, max error;
 //        PROBE_MODES=2,8,9 runs only those modes)
 #include <cuda_bf16.h>
