@@ -53,14 +53,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                 \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "probe_timing.cuh"
+
 
 constexpr int M = 16;
 
@@ -602,37 +596,11 @@ static void run(Problem& P, int splits, unsigned& lbo, unsigned& sbo) {
     std::printf("# mode%d u%d wg%d sk%d lbo%u sbo%u: err %.2e\n", MODE, U, WG, splits, lbo, sbo, err);
     if (MODE != 2 && MODE != 3 && MODE < 8) std::swap(lbo, sbo);
   }
-  constexpr int REPS = 64;
-  cudaGraph_t gr;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < REPS; ++i) launch(i % P.copies);
-  CK(cudaStreamEndCapture(st, &gr));
-  CK(cudaGraphInstantiate(&ge, gr, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, st));
-  std::vector<float> t;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1000 / REPS);
-  }
-  std::sort(t.begin(), t.end());
-  const double us = t[3];
+  const double us = graph_median_us(st, 64, [&](int i) { launch(i % P.copies); });
   std::printf("%dx%dx%d %s mode%d u%d wg%d sk%d smem%zuK lbo%u sbo%u %8.2f us %7.0f GB/s err %.2e%s\n", M, P.n, P.k,
               WF ? "int8" : "bf16", MODE, U, WG, splits, smem / 1024, lbo, sbo, us, P.wbytes / us / 1e3, err,
               err < 1e-2 ? "" : " WRONG");
   std::fflush(stdout);
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(gr));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
   CK(cudaStreamDestroy(st));
 }
 

@@ -30,14 +30,8 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                         \
-  do {                                                                                                \
-    cudaError_t e_ = (x);                                                                             \
-    if (e_ != cudaSuccess) {                                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
-  } while (0)
+#include "probe_timing.cuh"
+
 
 __device__ __forceinline__ unsigned i4_pair(unsigned w, int i) {
   unsigned r;
@@ -284,37 +278,13 @@ static void run(Problem& P, const char* name) {
   // timing: a graph of 64 launches rotating over the copies, replayed; median of 7
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  cudaGraph_t gr;
-  cudaGraphExec_t ge;
-  const int L = 64;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < L; ++i) {
+  const double us = graph_median_us(st, 64, [&](int i) {
     const int c = i % P.copies;
     kern<<<grid, THREADS, smem, st>>>(q + c * P.qbytes, P.s + c * P.fcount, P.z + c * P.fcount, P.x, P.y, P.n, P.k);
-  }
-  CK(cudaStreamEndCapture(st, &gr));
-  CK(cudaGraphInstantiate(&ge, gr, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, st));
-  std::vector<float> ts;
-  for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1000.f / L);
-  }
-  std::sort(ts.begin(), ts.end());
-  const double us = ts[3];
+  });
   const double bytes = P.qbytes + 2.0 * P.fcount * 2;
   std::printf("%dx%d %-22s %s %8.2f us %7.1f GB/s  err %.2e\n", P.n, P.k, name, ARITH ? "arith" : "loads", us,
               bytes / us / 1e3, maxerr);
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(gr));
   CK(cudaStreamDestroy(st));
 }
 
@@ -346,30 +316,10 @@ static void run_library(Problem& P) {
   };
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  cudaGraph_t gr;
-  cudaGraphExec_t ge;
-  const int L = 64;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < L; ++i)
+  const double us = graph_median_us(st, 64, [&](int i) {
     q4l_library<<<grid, 128, 0, st>>>(seg_of(i % P.copies), reinterpret_cast<const elem_t*>(P.x), P.k, 1, P.n, P.k,
                                       P.y, tickets);
-  CK(cudaStreamEndCapture(st, &gr));
-  CK(cudaGraphInstantiate(&ge, gr, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, st));
-  std::vector<float> ts;
-  for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1000.f / L);
-  }
-  std::sort(ts.begin(), ts.end());
+  });
   // check copy 0's output against the probe kernel's float output of the same problem
   std::vector<unsigned short> hy(P.n);
   q4l_library<<<grid, 128, 0, st>>>(seg_of(0), reinterpret_cast<const elem_t*>(P.x), P.k, 1, P.n, P.k, P.y, tickets);
@@ -389,10 +339,8 @@ static void run_library(Problem& P) {
     maxerr = std::max(maxerr, std::fabs(from_bf(hy[r]) - ref) / (mag + 1e-30));
   }
   const double bytes = P.qbytes + 2.0 * P.fcount * 2;
-  std::printf("%dx%d %-22s %s %8.2f us %7.1f GB/s  err %.2e\n", P.n, P.k, "library t128_r1_kw1_u2", "arith", ts[3],
-              bytes / ts[3] / 1e3, maxerr);
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(gr));
+  std::printf("%dx%d %-22s %s %8.2f us %7.1f GB/s  err %.2e\n", P.n, P.k, "library t128_r1_kw1_u2", "arith", us,
+              bytes / us / 1e3, maxerr);
   CK(cudaStreamDestroy(st));
   CK(cudaFree(tickets));
   CK(cudaFree(ybf));
