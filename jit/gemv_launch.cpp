@@ -147,7 +147,7 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch) {
   constexpr int kPortableClusterBlocks = 8;
   constexpr long long kClusterGridBlocks = 512;
-  if (c.split_k <= 1 || c.split_k > kPortableClusterBlocks || is_quantized(w)) return 1;
+  if (c.split_k <= 1 || c.split_k > kPortableClusterBlocks || is_int4(w)) return 1;
   if (c.block_rows() * c.m_tile > kClusterSplitOutputs) return 1;
   if (static_cast<long long>(row_blocks(c, s)) * c.split_k > kClusterGridBlocks) return 1;
   if (arch.rfind("sm_", 0) != 0) return 1;

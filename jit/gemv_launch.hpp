@@ -52,7 +52,7 @@ struct FusedOperands {
 // The thread block cluster a launch of c on shape s (the stacked shape of fused segments) uses:
 // its split-K blocks of one row block (gridDim.y of them) as one cluster, so finish_block
 // (templates/prelude.cu) adds the splits in distributed shared memory rather than through
-// global partials and a ticket. 1 (no cluster) without split-K; for quantized weights (the
+// global partials and a ticket. 1 (no cluster) without split-K; for int4 weights (the
 // prelude's GEMV_CLUSTER_SPLIT_K: slower for the int4 tensor-core family on the H200); for
 // blocks of more than 2048 outputs (block rows x m tile: the prelude's GEMV_CLUSTER_OUTPUTS,
 // what fits its shared memory); for grids of more than 512 blocks (on the H200, dense M = 1

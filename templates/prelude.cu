@@ -27,11 +27,12 @@
 #ifndef GEMV_WFORMAT
 #define GEMV_WFORMAT 0  // dense weights (the quantized formats are described further down)
 #endif
-// Split-K blocks may finish as a thread block cluster (finish_block): the dense families only.
-// On the H200 it took 0.4-1.6 us off dense split-K calls, but made an int4 tensor-core split-K
-// config 19% slower (bench/results/h200.md, "Split-K blocks as one cluster");
+// Split-K blocks may finish as a thread block cluster (finish_block): dense and 8-bit weights.
+// On the H200 it took 0.4-1.6 us off dense split-K calls and 3.6-4.2% off the best int8 / fp8
+// ones at 16x4096x14336, but made an int4 tensor-core split-K config 19% slower
+// (bench/results/h200.md, "Split-K blocks as one cluster" and "Split-K finish");
 // jit::cluster_blocks_for launches clusters for the same kernels.
-#define GEMV_CLUSTER_SPLIT_K (GEMV_WFORMAT == 0)
+#define GEMV_CLUSTER_SPLIT_K (GEMV_WFORMAT != 4)
 // The most outputs (block rows x m tile) a block keeps for its cluster, 8 KB of shared memory:
 // more would push the largest tensor-core blocks (t256_r4 at m tile 13 or 16: 32 KB of
 // fragments) past the 48 KB of static shared memory a kernel may have. Those keep the global
@@ -410,13 +411,44 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
   __syncthreads();
   if (!is_last) return;
   __threadfence();
-  for (int idx = tid; idx < OUTPUTS; idx += THREADS) {
-    const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
-    if (mi < m && row < n) {
-      float total = 0.f;
-      for (int s = 0; s < splits; ++s)
-        total += __ldcg(&partials[(static_cast<long long>(s) * GEMV_M_TILE + mi) * n + row]);
-      *row_output(seg, row, mi) = float_to_elem(total);
+  // The last block of a row block sums its outputs' splits alone while the other blocks have
+  // left, so its loads must overlap: a thread's outputs (up to 8 at a time) and their splits
+  // (up to 8 at a time) are all loaded before any add. The adds are the same, in the same split
+  // order, as one load at a time, so the bits do not change. On the H200 this took a median 3.5%
+  // off int8 split-K configs at 16x4096x14336, up to 15% off int4 ones (bench/results/h200.md,
+  // "Split-K finish"). With one output a thread (the CUDA-core blocks at m = 1) 4 splits at a
+  // time: 8 made a 64-register fp16 `_al` config spill.
+  constexpr int PER_THREAD = (OUTPUTS + THREADS - 1) / THREADS;
+  constexpr int GROUP = PER_THREAD < 8 ? PER_THREAD : 8;
+  constexpr int SPLIT_LOADS = GROUP > 1 ? 8 : 4;
+  const long long stride = static_cast<long long>(GEMV_M_TILE) * n;  // between splits
+  for (int j0 = 0; j0 < PER_THREAD; j0 += GROUP) {
+    const float* p[GROUP];
+    float total[GROUP];
+#pragma unroll
+    for (int j = 0; j < GROUP; ++j) {
+      const int idx = tid + (j0 + j) * THREADS;
+      const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+      p[j] = idx < OUTPUTS && mi < m && row < n ? &partials[static_cast<long long>(mi) * n + row] : nullptr;
+      total[j] = 0.f;
+    }
+    for (int s0 = 0; s0 < splits; s0 += SPLIT_LOADS) {
+      float v[GROUP][SPLIT_LOADS];
+#pragma unroll
+      for (int j = 0; j < GROUP; ++j)
+#pragma unroll
+        for (int q = 0; q < SPLIT_LOADS; ++q)
+          v[j][q] = p[j] && s0 + q < splits ? __ldcg(p[j] + (s0 + q) * stride) : 0.f;
+#pragma unroll
+      for (int j = 0; j < GROUP; ++j)
+#pragma unroll
+        for (int q = 0; q < SPLIT_LOADS; ++q)
+          if (s0 + q < splits) total[j] += v[j][q];
+    }
+#pragma unroll
+    for (int j = 0; j < GROUP; ++j) {
+      const int idx = tid + (j0 + j) * THREADS;
+      if (p[j]) *row_output(seg, row_base + idx % BLOCK_ROWS, idx / BLOCK_ROWS) = float_to_elem(total[j]);
     }
   }
   if (tid == 0) tickets[blockIdx.x] = 0;

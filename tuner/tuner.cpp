@@ -186,12 +186,20 @@ struct Tuner::Impl {
     return out;
   }
 
-  // The leader's balanced twins (13 to 16 warps leave 128 registers a thread, where the leader
-  // may have had 255): those ptxas says spill are left out.
-  std::vector<KernelConfig> twins_to_measure(const Session& s, const KernelConfig& leader) {
+  // The balanced twins of the fastest passing candidate that has any: the leader's, or where the
+  // leader has none (a ring or CUDA-core config), the fastest plain tensor-core config's. At
+  // 28672x4096 int4g128 a ring config can lead a tune by a hair while a twin of a plain tile is
+  // faster than both (H200: ring 19.76 us in s146's tune; a twin won at 17.85 in s129's).
+  // Those ptxas says spill are left out (13 to 16 warps leave 128 registers a thread, where the
+  // candidate may have had 255).
+  std::vector<KernelConfig> twins_to_measure(const Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
-    return compiled_where(s, balanced_twins(leader, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count),
-                          [](const jit::CompiledKernel& k) { return !k.spills(); });
+    for (std::size_t i : top_passing(measured, measured.size())) {
+      std::vector<KernelConfig> twins =
+          balanced_twins(measured[i].config, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count);
+      if (!twins.empty()) return compiled_where(s, twins, [](const jit::CompiledKernel& k) { return !k.spills(); });
+    }
+    return {};
   }
 
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
@@ -339,9 +347,9 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     found.measured.insert(found.measured.end(), got.begin(), got.end());
     found.best = fastest_passing(found.measured);
   };
-  // The leader's twins with grids fitted to the SMs (balanced_twins): their block sizes depend
-  // on the shape and the GPU; two to four more candidates a shape.
-  if (found.best) measure_more(twins_to_measure(s, found.measured[*found.best].config));
+  // Twins with grids fitted to the SMs (balanced_twins): their block sizes depend on the shape
+  // and the GPU; two to four more candidates a shape.
+  measure_more(twins_to_measure(s, found.measured));
   // The register-capped twins of the candidates that hold more than kRegCap registers
   // (quantized weights on tensor cores at m tile > 1): whether a cap pays depends on what ptxas
   // makes of each kernel; at 16x28672x4096 fp8 the capped twin of a candidate that ran 46.0 us

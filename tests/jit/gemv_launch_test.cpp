@@ -32,7 +32,7 @@ TEST(ClusterLaunch, DenseSplitKOnSm90IsOneClusterOfTheSplits) {
   }
 }
 
-TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGridsOrQuantizedWeights) {
+TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGridsOrInt4Weights) {
   const KernelConfig c = with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 1);
   EXPECT_EQ(jit::cluster_blocks_for(c, WeightFormat::dense, kShape, "sm_90"), 1);
   EXPECT_EQ(jit::cluster_blocks_for(with_split("t128_r1_kw4_v16_u4_sk1_cs_pdl", 4), WeightFormat::dense, kShape, "sm_89"), 1);
@@ -48,8 +48,11 @@ TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGri
   EXPECT_EQ(jit::cluster_blocks_for(with_split("t256_r1_kw1_v16_u4_sk1_cs_pdl", 2), WeightFormat::dense, Shape{1024, 4096},
                                     "sm_90"),
             2);  // 256 blocks
-  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::int4_g128})
-    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, kShape, "sm_90"), 1);
+  // 8-bit weights finish in a cluster as dense ones do; int4 weights never (64 row blocks x 4).
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::fp8_tensor})
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, kShape, "sm_90"), 4) << to_string(w);
+  for (WeightFormat w : {WeightFormat::int4_g32, WeightFormat::int4_g64, WeightFormat::int4_g128})
+    EXPECT_EQ(jit::cluster_blocks_for(with_split("tc_t256_r1_kw2_v16_u1_sk1_cs", 4), w, kShape, "sm_90"), 1) << to_string(w);
 }
 
 // The launch rule and the kernels' cluster path use one bound on a block's outputs.

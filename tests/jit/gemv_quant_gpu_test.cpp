@@ -12,6 +12,7 @@
 #include "gemvtune/error.hpp"
 #include "gemvtune/search_space.hpp"
 #include "gpu_test_support.hpp"
+#include "jit/gemv_launch.hpp"
 #include "jit/loaded_kernels.hpp"
 #include "tuner/device_problem.hpp"
 
@@ -117,6 +118,45 @@ INSTANTIATE_TEST_SUITE_P(TwoBatchTiles, QuantGpu,
                                   std::string(to_string(std::get<1>(info.param))) + "_M" +
                                   std::to_string(std::get<2>(info.param));
                          });
+
+// 8-bit split-K blocks finish as one cluster as dense ones do (jit::cluster_blocks_for): the
+// cluster and the workspace add the same sums in the same order, so the same bits, on every
+// split-K config of the space that runs as a cluster (a stride of them), at M = 5 and 16.
+TEST(QuantGpu, EightBitSplitKClusterAndWorkspaceGiveTheSameBits) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const Shape shape{200, 8184};  // few rows: small grids, which run as clusters; N and K tails
+  std::size_t clusters = 0;
+  for (WeightFormat w : {WeightFormat::int8, WeightFormat::fp8, WeightFormat::fp8_tensor})
+    for (int m : {5, 16}) {
+      std::vector<KernelConfig> picked;
+      const std::vector<KernelConfig> space = search_space_for(DType::bf16, shape, m, w);
+      for (std::size_t i = 0; i < space.size() && picked.size() < 6; i += 5)
+        if (jit::cluster_blocks_for(space[i], w, shape, ctx.info().arch) > 1) picked.push_back(space[i]);
+      precompile(kernels, DType::bf16, picked, w);
+      DeviceProblem problem(DType::bf16, shape, shape.k, 400 + m + static_cast<int>(w), 0, m, 0, 0, w);
+      for (const KernelConfig& c : picked) {
+        auto kernel = kernels.get(c, DType::bf16, w);
+        problem.workspace().reserve(c, shape);
+        std::vector<unsigned char> bits[2];
+        for (jit::SplitKFinish finish : {jit::SplitKFinish::cluster_where_chosen, jit::SplitKFinish::workspace}) {
+          const LaunchFn launch = [&](int copy, CUstream s) {
+            jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s, finish);
+          };
+          const Comparison cmp = verify_calls(launch, problem, stream);
+          ASSERT_TRUE(cmp.ok) << to_string(w) << " M=" << m << " " << to_string(c) << ": " << cmp.describe();
+          bits[finish == jit::SplitKFinish::workspace] = problem.read_y().bytes;
+        }
+        EXPECT_EQ(bits[0], bits[1]) << to_string(w) << " M=" << m << " " << to_string(c);
+        ++clusters;
+      }
+    }
+  // sm_90 and later: every format and M has split-K configs that run as clusters.
+  if (ctx.info().id.cc_major >= 9) EXPECT_GE(clusters, 18u);
+  std::printf("[gemvtune] 8-bit split-K: %zu configs, cluster and workspace bits equal\n", clusters);
+}
 
 // What the family cannot read is refused with a message naming it, before any launch.
 TEST(QuantOperands, RefusedWithClearErrors) {

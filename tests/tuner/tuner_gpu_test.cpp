@@ -108,10 +108,11 @@ TEST(TunerGpu, TuneOnDevicesWithAnUnalignedK) {
   EXPECT_TRUE(winner.vec_bytes <= 8 || (winner.aligned_body && winner.vec_bytes == 16)) << out[0].result->record.config;
 }
 
-// After its search the tuner measures the leader's balanced twins (search_space.hpp): on
-// 28672x4096 int4g128 at M = 1 the leader is a tensor-core config whose grid of 1792 tiles does
-// not fill the SMs evenly in power-of-two blocks, so twins are measured, each the twin of a
-// candidate measured before it, and every candidate outside the space is such a twin.
+// After its search the tuner measures the balanced twins (search_space.hpp) of its fastest
+// plain tensor-core candidate, the leader or not (a ring config may lead): on 28672x4096
+// int4g128 at M = 1 a grid of 1792 tiles does not fill the SMs evenly in power-of-two blocks,
+// so twins are measured, each the twin of a candidate measured before it, and every candidate
+// outside the space is such a twin.
 // Tunes job into a fresh cache of its own.
 ShapeResult tune_into_fresh_cache(const jit::Context& ctx, const TuneJob& job) {
   cache_test::TempDir dir;
@@ -148,7 +149,7 @@ TEST(TunerGpu, MeasuresTheLeadersBalancedTwins) {
 }
 
 // fp8 at M = 16 on 28672x4096: the candidates that hold more than 128 registers get their
-// register-capped twins measured after the strategy (and after the leader's balanced twins).
+// register-capped twins measured after the strategy (and after the balanced twins).
 TEST(TunerGpu, MeasuresTheRegisterCappedTwins) {
   GEMVTUNE_REQUIRE_GPU();
   const jit::Context ctx(0);
