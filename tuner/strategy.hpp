@@ -59,8 +59,9 @@ StrategyResult run_exhaustive(const std::vector<KernelConfig>& candidates, const
 // initial_fraction of it, then the unmeasured neighbours of the leader (neighbours(), taken
 // in model order), again while the leader changes, never measuring more than budget_fraction
 // of the space. While nothing has passed, the next configs in model order are measured
-// instead of neighbours. Then the fastest of each other kernel family (CUDA cores, tensor
-// cores, each ring), where within 5% of the leader, walks the same way.
+// instead of neighbours. Then, for quantized weights (options.quantized), the fastest of each
+// other kernel family (CUDA cores, tensor cores, each ring), where within 5% of the leader,
+// walks the same way.
 StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
                                 const StrategyOptions& options = {});
 

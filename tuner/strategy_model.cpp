@@ -147,14 +147,18 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   if (leader) {
     walk(*leader);
     // A walk stops where no single move helps, and the kernel families (CUDA cores, tensor
-    // cores, each ring) are far apart in moves: the fastest of each other family, where it is
-    // within kRunnerUp of the leader, walks too. On 28672x4096 int4g128 at M = 1 (H200, s149)
-    // a ring config led at 19.69 us and the walk stopped there, while the register-load tile
-    // at 20.06 was one move (warps along K) from the best, 18.32.
+    // cores, each ring) are far apart in moves: for quantized weights the fastest of each other
+    // family, where it is within kRunnerUp of the leader, walks too. On 28672x4096 int4g128 at
+    // M = 1 (H200, s149) a ring config led at 19.69 us and the walk stopped there, while the
+    // register-load tile at 20.06 was one move (warps along K) from the best, 18.32. Not for
+    // dense weights: each walk round waits for its compiles, and with these walks for every
+    // format `tune --preset llama-3.1-8b --batch 1,2,4,8,16` took 60.5 s where it had taken
+    // 44.6 (H200, s151 and s136; the split-K finish changed in between too, and the share of each
+    // was not measured).
     constexpr double kRunnerUp = 1.05;
     const std::size_t walked = *fastest_passing(result.measured);
     const int walked_family = group_of(result.measured[walked].config, false);
-    for (int family = 0; family < 4; ++family) {
+    for (int family = 0; family < 4 && options.quantized; ++family) {
       if (family == walked_family) continue;
       std::optional<std::size_t> start;
       for (std::size_t i = 0; i < result.measured.size(); ++i)
