@@ -186,11 +186,12 @@ struct Tuner::Impl {
     return out;
   }
 
-  // The balanced twins of the fastest passing candidate that has any: the leader's, or where the
-  // leader has none (a ring or CUDA-core config), the fastest plain tensor-core config's. At
-  // 28672x4096 int4g128 a ring config can lead a tune by a hair while a twin of a plain tile is
-  // faster than both (H200: ring 19.76 us in s146's tune; a twin won at 17.85 in s129's).
-  // Those ptxas says spill are left out (13 to 16 warps leave 128 registers a thread, where the
+  // The leader's balanced twins; for quantized weights, where the leader has none (a ring or
+  // CUDA-core config), the fastest plain tensor-core config's. At 28672x4096 int4g128 a ring
+  // config can lead a tune by a hair while a twin of a plain tile is faster than both (H200:
+  // ring 19.76 us in s146's tune; a twin won at 17.85 in s129's). Dense weights keep the
+  // leader's only: each twin's compile is waited for, and tune time is a bar there. Those
+  // ptxas says spill are left out (13 to 16 warps leave 128 registers a thread, where the
   // candidate may have had 255).
   std::vector<KernelConfig> twins_to_measure(const Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
@@ -198,6 +199,7 @@ struct Tuner::Impl {
       std::vector<KernelConfig> twins =
           balanced_twins(measured[i].config, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count);
       if (!twins.empty()) return compiled_where(s, twins, [](const jit::CompiledKernel& k) { return !k.spills(); });
+      if (!is_quantized(j.weights)) break;
     }
     return {};
   }
