@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <future>
 #include <string>
@@ -11,7 +12,9 @@
 #include "gemvtune/config.hpp"
 #include "gemvtune/search_space.hpp"
 #include "jit/driver_api.hpp"
+#include "jit/gemv_launch.hpp"
 #include "jit/loaded_kernels.hpp"
+#include "tuner/device_problem.hpp"
 
 // Use first in a TEST body that needs a GPU.
 #define GEMVTUNE_REQUIRE_GPU()                                                   \
@@ -50,4 +53,29 @@ inline void precompile(gemvtune::jit::LoadedKernels& kernels, gemvtune::DType t,
   for (const gemvtune::KernelConfig& c : gemvtune::distinct_kernels(configs))
     jobs.push_back(std::async(std::launch::async, [&kernels, c, t, w] { kernels.get(c, t, w); }));
   for (auto& j : jobs) j.get();
+}
+
+// Y after c runs on `problem` with each way its split-K blocks may finish (bits[0]: in a cluster
+// where jit::cluster_blocks_for chooses one; bits[1]: through the workspace), each run checked
+// against float64 first; `failed` describes the first check that failed (then bits are partial).
+struct BothFinishes {
+  std::string failed;
+  std::array<std::vector<unsigned char>, 2> bits;
+};
+inline BothFinishes run_both_finishes(const gemvtune::jit::LoadedGemv& kernel, const gemvtune::KernelConfig& c,
+                                      gemvtune::DeviceProblem& problem, const gemvtune::jit::Stream& stream) {
+  using gemvtune::jit::SplitKFinish;
+  BothFinishes out;
+  for (SplitKFinish finish : {SplitKFinish::cluster_where_chosen, SplitKFinish::workspace}) {
+    const gemvtune::LaunchFn launch = [&](int copy, CUstream s) {
+      gemvtune::jit::launch_gemv(kernel, c, problem.operands(copy), problem.workspace(), s, finish);
+    };
+    const gemvtune::Comparison cmp = gemvtune::verify_calls(launch, problem, stream);
+    if (!cmp.ok) {
+      out.failed = cmp.describe();
+      return out;
+    }
+    out.bits[finish == SplitKFinish::workspace] = problem.read_y().bytes;
+  }
+  return out;
 }

@@ -158,7 +158,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
     constexpr double kRunnerUp = 1.05;
     const std::size_t walked = *fastest_passing(result.measured);
     const int walked_family = group_of(result.measured[walked].config, false);
-    for (int family = 0; family < 4 && options.quantized; ++family) {
+    for (int family = 0; options.quantized && family < 4; ++family) {  // group_of's 4 families
       if (family == walked_family) continue;
       std::optional<std::size_t> start;
       for (std::size_t i = 0; i < result.measured.size(); ++i)

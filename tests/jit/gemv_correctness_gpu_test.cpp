@@ -107,16 +107,9 @@ TEST(GemvCorrectnessGpu, SplitKClusterAndWorkspaceGiveTheSameBits) {
       clusters += cluster;
       DeviceProblem problem(t, shape, shape.k, 91, 0, c.m_tile);
       problem.workspace().reserve(c, problem.shape());
-      std::vector<unsigned char> bits[2];
-      for (jit::SplitKFinish finish : {jit::SplitKFinish::cluster_where_chosen, jit::SplitKFinish::workspace}) {
-        const LaunchFn launch = [&](int copy, CUstream s) {
-          jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s, finish);
-        };
-        const Comparison cmp = verify_calls(launch, problem, stream);
-        ASSERT_TRUE(cmp.ok) << text << ": " << cmp.describe();
-        bits[finish == jit::SplitKFinish::workspace] = problem.read_y().bytes;
-      }
-      EXPECT_EQ(bits[0], bits[1]) << text << " " << to_string(t) << (cluster ? " (cluster)" : " (no cluster chosen)");
+      const BothFinishes both = run_both_finishes(*kernel, c, problem, stream);
+      ASSERT_TRUE(both.failed.empty()) << text << ": " << both.failed;
+      EXPECT_EQ(both.bits[0], both.bits[1]) << text << " " << to_string(t) << (cluster ? " (cluster)" : " (no cluster chosen)");
     }
   }
   // On sm_90 and later most of these run as clusters; elsewhere both launches take the workspace.

@@ -140,16 +140,9 @@ TEST(QuantGpu, EightBitSplitKClusterAndWorkspaceGiveTheSameBits) {
       for (const KernelConfig& c : picked) {
         auto kernel = kernels.get(c, DType::bf16, w);
         problem.workspace().reserve(c, shape);
-        std::vector<unsigned char> bits[2];
-        for (jit::SplitKFinish finish : {jit::SplitKFinish::cluster_where_chosen, jit::SplitKFinish::workspace}) {
-          const LaunchFn launch = [&](int copy, CUstream s) {
-            jit::launch_gemv(*kernel, c, problem.operands(copy), problem.workspace(), s, finish);
-          };
-          const Comparison cmp = verify_calls(launch, problem, stream);
-          ASSERT_TRUE(cmp.ok) << to_string(w) << " M=" << m << " " << to_string(c) << ": " << cmp.describe();
-          bits[finish == jit::SplitKFinish::workspace] = problem.read_y().bytes;
-        }
-        EXPECT_EQ(bits[0], bits[1]) << to_string(w) << " M=" << m << " " << to_string(c);
+        const BothFinishes both = run_both_finishes(*kernel, c, problem, stream);
+        ASSERT_TRUE(both.failed.empty()) << to_string(w) << " M=" << m << " " << to_string(c) << ": " << both.failed;
+        EXPECT_EQ(both.bits[0], both.bits[1]) << to_string(w) << " M=" << m << " " << to_string(c);
         ++clusters;
       }
     }
