@@ -481,15 +481,6 @@ __global__ void reduce_splits(const float* __restrict__ part, __nv_bfloat16* __r
   y[i] = __float2bfloat16(s);
 }
 
-static float bf_to_f(__nv_bfloat16 v) {
-  unsigned short b;
-  std::memcpy(&b, &v, 2);
-  const unsigned u = static_cast<unsigned>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 struct Problem {
   int wf, n, k, copies;
   size_t wbytes;

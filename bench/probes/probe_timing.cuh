@@ -1,13 +1,16 @@
 // What the standalone probes of bench/probes/ share (each is built alone with nvcc and includes
-// this): CK, which ends the probe on a CUDA error, and graph_median_us, the library's timing
+// this): CK, which ends the probe on a CUDA error, graph_median_us, the library's timing
 // method in small: a graph of back-to-back calls (over the weight copies the caller rotates,
-// so that the weights come from HBM), one warm-up replay, the median of seven.
+// so that the weights come from HBM), one warm-up replay, the median of seven; and bf_to_f, a
+// bf16's float on the host for the probes' float64 references.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CK(x)                                                                                 \
@@ -49,4 +52,14 @@ double graph_median_us(cudaStream_t st, int calls, const Launch& launch) {
   CK(cudaGraphExecDestroy(exec));
   CK(cudaGraphDestroy(graph));
   return us[3];
+}
+
+// A bf16's value on the host: its 16 bits are the top half of the float's.
+static inline float bf_to_f(__nv_bfloat16 v) {
+  unsigned short b;
+  std::memcpy(&b, &v, 2);
+  const unsigned u = static_cast<unsigned>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
