@@ -1,11 +1,13 @@
 // The host-side fp16 conversions the tuner draws and checks data with (tuner/host_data.cpp):
-// the bit-level forms against their arithmetic definitions. No GPU needed.
+// the bit-level forms against their arithmetic definitions; the float64 reference GEMV against
+// exact sums. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "tuner/host_data.hpp"
 
@@ -61,4 +63,54 @@ TEST(HostData, FloatToFp16IsTheReferenceAtEveryRoundingBoundary) {
   EXPECT_EQ(float_to_fp16_bits(65520.0f), 0x7c00);
   EXPECT_EQ(float_to_fp16_bits(-2.0f), 0xc000);
   EXPECT_GT(checked, 300000u);
+}
+
+// Small integers make every product and partial sum exact in float64, so the reference must
+// equal the integer sum whatever order it adds in. K = 1003 leaves a tail past the reference's
+// eight partial sums; the padding of W (ld > K) and X (ldx > K) is NaN, so reading it fails.
+TEST(HostData, ReferenceGemvIsExactOnIntegerData) {
+  const Shape s{37, 1003};
+  const std::int64_t ld = 1011, ldx = 1010;
+  const int m = 3;
+  GemvInputs in = random_inputs(DType::bf16, s, ld, 7, m, ldx);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> value(-4, 4);
+  std::vector<long long> w(static_cast<std::size_t>(s.n * s.k)), x(static_cast<std::size_t>(m * s.k));
+  for (std::int64_t r = 0; r < s.n; ++r)
+    for (std::int64_t c = 0; c < s.k; ++c) in.w.set(r * ld + c, static_cast<double>(w[r * s.k + c] = value(rng)));
+  for (int i = 0; i < m; ++i)
+    for (std::int64_t c = 0; c < s.k; ++c) in.x.set(i * ldx + c, static_cast<double>(x[i * s.k + c] = value(rng)));
+  const std::vector<double> y = reference_gemv(in);
+  ASSERT_EQ(y.size(), static_cast<std::size_t>(m * s.n));
+  for (int i = 0; i < m; ++i)
+    for (std::int64_t r = 0; r < s.n; ++r) {
+      long long exact = 0;
+      for (std::int64_t c = 0; c < s.k; ++c) exact += w[r * s.k + c] * x[i * s.k + c];
+      EXPECT_EQ(y[i * s.n + r], static_cast<double>(exact)) << "batch row " << i << ", row " << r;
+    }
+}
+
+// The quantized overload over the dequantized rows: a plain left-to-right long double sum
+// agrees to float64 rounding (int8, K with a tail, ldx > K with NaN padding).
+TEST(HostData, QuantizedReferenceGemvSumsTheDequantizedRows) {
+  const Shape s{29, 1029};
+  const std::int64_t ldx = 1040;
+  const int m = 2;
+  const PackedWeights w = random_packed_weights(WeightFormat::int8, DType::bf16, s, s.k, 5);
+  const HostArray x = random_x(DType::bf16, s.k, m, ldx, 9);
+  const std::vector<double> y = reference_gemv(w, x, m, ldx);
+  ASSERT_EQ(y.size(), static_cast<std::size_t>(m * s.n));
+  std::vector<double> row(static_cast<std::size_t>(s.k));
+  for (std::int64_t r = 0; r < s.n; ++r) {
+    dequantize_row(w, r, row.data());
+    for (int i = 0; i < m; ++i) {
+      long double plain = 0, scale = 0;
+      for (std::int64_t c = 0; c < s.k; ++c) {
+        plain += static_cast<long double>(row[c]) * x.get(i * ldx + c);
+        scale += std::fabs(static_cast<long double>(row[c]) * x.get(i * ldx + c));
+      }
+      EXPECT_NEAR(y[i * s.n + r], static_cast<double>(plain), 1e-14 * static_cast<double>(scale) + 1e-300)
+          << "batch row " << i << ", row " << r;
+    }
+  }
 }
