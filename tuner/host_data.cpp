@@ -225,9 +225,10 @@ std::vector<double> x_as_doubles(const HostArray& x, int m, std::int64_t k, std:
 // Each dot product is eight partial sums over c mod 8, added in a fixed order at the end: one
 // chain of dependent float64 adds waits for each add (about 0.9 G products a second a core on
 // the development machine; 5.6 G with eight chains, which the compiler also vectorises), and a
-// batch tune draws references of up to 8 G products (16x128256x4096: 0.86 s of setup on the
-// H200 machine's 16 cores; bench/results/h200.md, 2026-12-04 19:51 UTC). The order differs from
-// a left-to-right sum by float64 rounding, far below any kernel's tolerance, and is fixed.
+// batch tune draws references of up to 8 G products (16x128256x4096; on the H200 machine that
+// job's setup went 0.86 -> 0.62 s, the 35-pair tune's setup 10.1 -> 9.6 s: bench/results/h200.md,
+// 2026-12-04 19:51 UTC). The order differs from a left-to-right sum by float64 rounding, far
+// below any kernel's tolerance, and is fixed.
 template <typename Row>
 std::vector<double> reference_rows(std::int64_t n, std::int64_t k, int m, const std::vector<double>& xd,
                                    const Row& row) {
