@@ -114,3 +114,36 @@ TEST(HostData, QuantizedReferenceGemvSumsTheDequantizedRows) {
     }
   }
 }
+
+// compare_output splits its work across the cores: the verdict, the first bad element and the
+// NaN check must not depend on where the ranges fall (100 000 outputs: several ranges).
+TEST(HostData, CompareOutputFindsTheFirstBadElementAcrossRanges) {
+  const std::size_t n = 100000;
+  std::vector<double> ref(n);
+  HostArray y(DType::bf16, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ref[i] = std::sin(0.001 * static_cast<double>(i)) * 3.0;
+    y.set(i, ref[i]);  // rounded to bf16: within one unit in the last place
+  }
+  Comparison c = compare_output(y, ref);
+  EXPECT_TRUE(c.ok) << c.describe();
+  EXPECT_EQ(c.first_bad, -1);
+  EXPECT_LT(c.rel_l2_error, std::ldexp(1.0, -8));
+
+  y.set(90001, ref[90001] + 1.0);
+  y.set(10007, ref[10007] - 1.0);
+  c = compare_output(y, ref);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.first_bad, 10007);
+  EXPECT_NEAR(c.max_abs_error, 1.0, 0.05);
+
+  y.set_nan(n - 1);
+  c = compare_output(y, ref);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.first_bad, 10007);
+  EXPECT_TRUE(std::isinf(c.max_abs_error));
+  EXPECT_TRUE(std::isinf(c.rel_l2_error));
+
+  const HostArray shorter(DType::bf16, n - 1);
+  EXPECT_FALSE(compare_output(shorter, std::vector<double>(n, 0.0)).ok);
+}
