@@ -24,7 +24,7 @@
 // Every launch is programmatic (PDL): the first S stages' weights go out before
 // griddepcontrol.wait, X and the atomics after it.
 //
-// Answer on the H200 (bench/results/h200.md, "Session of 2026-12-04 19:51-20:26 UTC"): no. Every
+// Answer on the H200 (bench/results/h200.md, "Session of 2026-12-04 19:51-20:44 UTC"): no. Every
 // config was correct, but the best ran 5-12% slower than the library's tuned kernels on the four
 // large preset shapes at M = 16, 8 and 1 (16x14336x4096 32.4-33.7 us against 30.5-30.8; 7-60% on
 // the three small ones), and built with -DPROBE_NOMMA (loads and
