@@ -5,8 +5,6 @@
 #include <cstring>
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,19 +118,29 @@ void HostArray::set(std::size_t i, double value) { store_element(dtype, bytes.da
 void HostArray::set_nan(std::size_t i) { set(i, std::numeric_limits<double>::quiet_NaN()); }
 
 namespace {
+// How many ranges parallel_ranges splits [0, count) into: one a core, at most one per 4096.
+std::int64_t range_count(std::int64_t count) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(std::thread::hardware_concurrency(), count / 4096 + 1));
+}
+
+// Runs body(range, begin, end) for range 0 .. range_count(count) - 1, consecutive pieces of
+// [0, count) in order, one thread each.
+template <typename Body>
+void parallel_ranges(std::int64_t count, const Body& body) {
+  const std::int64_t ranges = range_count(count), per = (count + ranges - 1) / ranges;
+  std::vector<std::thread> threads;
+  for (std::int64_t r = 0; r < ranges; ++r) {
+    const std::int64_t b = r * per, e = std::min(count, b + per);
+    if (b < e) threads.emplace_back([&body, r, b, e] { body(r, b, e); });
+  }
+  for (auto& t : threads) t.join();
+}
+
 // Runs body(begin, end) over [0, count) split across the machine's cores: a 1 GB lm_head
 // problem is drawn and its reference computed in well under a second on 16 cores.
 template <typename Body>
 void parallel_for(std::int64_t count, const Body& body) {
-  const std::int64_t workers =
-      std::max<std::int64_t>(1, std::min<std::int64_t>(std::thread::hardware_concurrency(), count / 4096 + 1));
-  std::vector<std::thread> threads;
-  const std::int64_t per = (count + workers - 1) / workers;
-  for (std::int64_t w = 0; w < workers; ++w) {
-    const std::int64_t b = w * per, e = std::min(count, b + per);
-    if (b < e) threads.emplace_back([&body, b, e] { body(b, e); });
-  }
-  for (auto& t : threads) t.join();
+  parallel_ranges(count, [&body](std::int64_t, std::int64_t b, std::int64_t e) { body(b, e); });
 }
 
 // Counter-based generator: element i of a seed's stream, uniform in [-1, 1). The same seed
@@ -290,27 +298,20 @@ Comparison compare_output(const HostArray& y, const std::vector<double>& ref) {
     std::int64_t first_bad = -1;
   };
   const std::int64_t count = static_cast<std::int64_t>(std::min(ref.size(), y.size()));
-  std::mutex lock;
-  std::map<std::int64_t, Part> parts;  // by the range's first element
-  const auto each_range = [&](const auto& body) {
-    parallel_for(count, [&](std::int64_t begin, std::int64_t end) {
-      Part p;
-      body(begin, end, p);
-      const std::lock_guard<std::mutex> hold(lock);
-      parts[begin] = p;
-    });
-  };
+  std::vector<Part> parts(static_cast<std::size_t>(range_count(count)));  // in range order
   double ref_sq = 0;
   for (std::size_t i = static_cast<std::size_t>(count); i < ref.size(); ++i) ref_sq += ref[i] * ref[i];
-  each_range([&](std::int64_t begin, std::int64_t end, Part& p) {
-    for (std::int64_t i = begin; i < end; ++i) p.ref_sq += ref[i] * ref[i];
+  parallel_ranges(count, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
+    double sq = 0;  // summed locally: neighbouring Parts share cache lines
+    for (std::int64_t i = begin; i < end; ++i) sq += ref[i] * ref[i];
+    parts[range].ref_sq = sq;
   });
-  for (const auto& [begin, p] : parts) ref_sq += p.ref_sq;
+  for (const Part& p : parts) ref_sq += p.ref_sq;
   const double rms = ref.empty() ? 0 : std::sqrt(ref_sq / ref.size());
   const double tol_rel = rel_tol(y.dtype), tol_abs = 1e-4 * rms + 1e-30;
 
-  parts.clear();
-  each_range([&](std::int64_t begin, std::int64_t end, Part& p) {
+  parallel_ranges(count, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
+    Part p = parts[range];
     for (std::int64_t i = begin; i < end; ++i) {
       const double v = y.get(i), err = std::fabs(v - ref[i]);
       const bool good = !std::isnan(v) && err <= tol_rel * std::fabs(ref[i]) + tol_abs;
@@ -322,11 +323,12 @@ Comparison compare_output(const HostArray& y, const std::vector<double>& ref) {
         p.max_abs = std::max(p.max_abs, err);
       }
     }
+    parts[range] = p;
   });
   Comparison c;
   double err_sq = 0;
   c.ok = y.size() == ref.size();
-  for (const auto& [begin, p] : parts) {  // ranges in order: the first bad is the earliest range's
+  for (const Part& p : parts) {  // ranges in order: the first bad is the earliest range's
     if (p.first_bad >= 0 && c.first_bad < 0) c.first_bad = p.first_bad;
     err_sq += p.err_sq;
     c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
