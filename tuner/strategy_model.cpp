@@ -60,6 +60,7 @@ constexpr double kFamilyShare = 0.25;
 // estimates the two alike, and with one group for both the first round held the ring's configs
 // and the walk stopped 1.21x slower on 16x28672x4096, where the register loads win
 // (QuantModel.ModelStrategyFindsTheInt4RegisterLoadsWhereTheyWin).
+constexpr int kFamilies = 4;  // CUDA cores, tensor cores, and the ring of each
 int group_of(const KernelConfig& c, bool quantized) {
   const bool tc = c.family == Family::tensor_core;
   const int family = tc ? (c.ring ? 3 : 1) : c.ring ? 2 : 0;
@@ -69,7 +70,7 @@ int group_of(const KernelConfig& c, bool quantized) {
 // The first round: `count` configs of `ranked`, in model order, each group present holding at
 // least its reserve of them (fewer only if it has fewer configs).
 std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, std::size_t count, bool quantized) {
-  constexpr int kGroups = 8;
+  constexpr int kGroups = 2 * kFamilies;  // group_of's most, for quantized weights
   std::size_t of_group[kGroups] = {};
   for (const KernelConfig& c : ranked) ++of_group[group_of(c, quantized)];
   const auto groups = static_cast<double>(std::count_if(of_group, of_group + kGroups, [](std::size_t n) { return n > 0; }));
@@ -158,7 +159,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
     constexpr double kRunnerUp = 1.05;
     const std::size_t walked = *fastest_passing(result.measured);
     const int walked_family = group_of(result.measured[walked].config, false);
-    for (int family = 0; options.quantized && family < 4; ++family) {  // group_of's 4 families
+    for (int family = 0; options.quantized && family < kFamilies; ++family) {
       if (family == walked_family) continue;
       std::optional<std::size_t> start;
       for (std::size_t i = 0; i < result.measured.size(); ++i)
