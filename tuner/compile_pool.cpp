@@ -21,7 +21,11 @@ std::pair<std::string, KernelConfig> kernel_key(const KernelConfig& c, DType t, 
 }
 }  // namespace
 
-CompilePool::CompilePool(int threads) {
+CompilePool::CompilePool(int threads, Compile compile) : compile_(std::move(compile)) {
+  if (!compile_)
+    compile_ = [](const KernelConfig& c, DType t, WeightFormat w, const std::string& arch) {
+      return jit::KernelCache::instance().get(c, t, w, arch);
+    };
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { work(); });
 }
 
@@ -41,7 +45,7 @@ CompilePool::~CompilePool() {
 }
 
 CompilePool::Future CompilePool::add_task(std::string key, const KernelConfig& code, DType t, const std::string& arch,
-                                          WeightFormat w, std::deque<std::shared_ptr<Task>>& to) {
+                                          WeightFormat w, std::deque<std::shared_ptr<Task>>& to, bool at_front) {
   auto task = std::make_shared<Task>();
   task->key = std::move(key);
   task->config = code;
@@ -50,9 +54,14 @@ CompilePool::Future CompilePool::add_task(std::string key, const KernelConfig& c
   task->arch = arch;
   Future future = task->promise.get_future().share();
   requested_.emplace(task->key, future);
-  to.push_back(std::move(task));
+  if (at_front) to.push_front(std::move(task));
+  else to.push_back(std::move(task));
   wake_.notify_one();
   return future;
+}
+
+std::deque<std::shared_ptr<CompilePool::Task>>::iterator CompilePool::find_idle(const std::string& key) {
+  return std::find_if(idle_queue_.begin(), idle_queue_.end(), [&](const auto& x) { return x->key == key; });
 }
 
 CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
@@ -61,7 +70,7 @@ CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const s
   const auto it = requested_.find(key);
   if (it == requested_.end()) return add_task(std::move(key), code, t, arch, w, queue_);
   // Requested before: still waiting for an idle thread? Then it is wanted now.
-  const auto idle = std::find_if(idle_queue_.begin(), idle_queue_.end(), [&](const auto& x) { return x->key == key; });
+  const auto idle = find_idle(key);
   if (idle != idle_queue_.end()) {
     queue_.push_back(std::move(*idle));
     idle_queue_.erase(idle);
@@ -69,10 +78,20 @@ CompilePool::Future CompilePool::request(const KernelConfig& c, DType t, const s
   return it->second;
 }
 
-void CompilePool::request_when_idle(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w) {
+CompilePool::Future CompilePool::request_when_idle(const KernelConfig& c, DType t, const std::string& arch,
+                                                   WeightFormat w, IdleOrder order) {
   auto [key, code] = kernel_key(c, t, arch, w);
+  const bool first = order == IdleOrder::first;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (requested_.count(key) == 0) add_task(std::move(key), code, t, arch, w, idle_queue_);
+  const auto it = requested_.find(key);
+  if (it == requested_.end()) return add_task(std::move(key), code, t, arch, w, idle_queue_, first);
+  const auto idle = find_idle(key);
+  if (first && idle != idle_queue_.end()) {
+    std::shared_ptr<Task> task = std::move(*idle);
+    idle_queue_.erase(idle);
+    idle_queue_.push_front(std::move(task));
+  }
+  return it->second;
 }
 
 void CompilePool::work() {
@@ -87,7 +106,7 @@ void CompilePool::work() {
       from.pop_front();
     }
     try {
-      task->promise.set_value(jit::KernelCache::instance().get(task->config, task->dtype, task->weights, task->arch));
+      task->promise.set_value(compile_(task->config, task->dtype, task->weights, task->arch));
     } catch (...) {
       task->promise.set_exception(std::current_exception());
     }

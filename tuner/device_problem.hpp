@@ -86,7 +86,7 @@ class DeviceProblem {
 
   void poison_y();                    // every Y element (and padding) NaN
   HostArray read_y() const;           // m x N, rows packed
-  const std::vector<double>& reference();  // computed on first use
+  const std::vector<double>& reference();  // computed on first use (rows kept across rebatch)
 
  private:
   // m rows of X (row stride ldx, 0: K) and of Y (row stride ldy, 0: N) beside the weights.
@@ -96,7 +96,7 @@ class DeviceProblem {
   WeightFormat weights_;
   GemvInputs inputs_;     // w is empty for quantized weights: packed_ holds them
   PackedWeights packed_;
-  std::vector<double> reference_;
+  std::vector<double> reference_;  // Y's first rows, m x N once reference() ran
   // timing_.copies copies of the weights (and of their scales and zeros).
   std::vector<jit::DeviceBuffer> w_copies_, scale_copies_, zero_copies_;
   std::int64_t rotate_bytes_ = 0;

@@ -48,8 +48,10 @@ struct GemvInputs {
 GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed, int m = 1,
                          std::int64_t ldx = 0);
 
-// Y = X W^T in float64 from the dtype-rounded inputs: m x N, row-major (y[i * N + r]).
-std::vector<double> reference_gemv(const GemvInputs& in);
+// Y = X W^T in float64 from the dtype-rounded inputs: m x N, row-major (y[i * N + r]). With
+// first_row, only Y's rows first_row .. m - 1 ((m - first_row) x N): a problem re-batched to a
+// larger M keeps the rows it has (DeviceProblem::reference).
+std::vector<double> reference_gemv(const GemvInputs& in, int first_row = 0);
 
 // X alone, as random_inputs draws it (m rows of ldx, padding NaN).
 HostArray random_x(DType t, std::int64_t k, int m, std::int64_t ldx, std::uint64_t seed);
@@ -60,7 +62,8 @@ HostArray random_x(DType t, std::int64_t k, int m, std::int64_t ldx, std::uint64
 PackedWeights random_packed_weights(WeightFormat f, DType t, const Shape& s, std::int64_t ld, std::uint64_t seed);
 
 // Y = X W^T in float64 over the exact values the packed weights stand for (dequantize).
-std::vector<double> reference_gemv(const PackedWeights& w, const HostArray& x, int m, std::int64_t ldx);
+std::vector<double> reference_gemv(const PackedWeights& w, const HostArray& x, int m, std::int64_t ldx,
+                                   int first_row = 0);
 
 // Compares a kernel's y with the reference. Per element |y - ref| must be within
 // rel_tol(dtype) * |ref| + 1e-4 * rms(ref) (the second term covers fp32 accumulation order);

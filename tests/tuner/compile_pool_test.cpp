@@ -3,6 +3,10 @@
 // shuts down without hanging; idle requests too. Also the read-ceiling kernels compile.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
@@ -87,6 +91,46 @@ TEST(CompilePool, IdleRequestsCompileAndArePromotedWhenAskedFor) {
       pool.request_when_idle(c, DType::f32, "sm_80");
     }
   }  // must not wait for the four compiles, nor hang
+}
+
+// IdleOrder::first: ahead of the idle requests already queued (the leader's twins before the
+// next job's first round), also for one queued before with IdleOrder::last; requested kernels
+// still come before both. One thread, held on its first task until all are queued, with a
+// stand-in compile that records the order.
+TEST(CompilePool, IdleRequestsFirstGoAheadOfTheOtherIdleOnes) {
+  std::mutex mutex;
+  std::condition_variable queued_cv;
+  bool queued = false;
+  std::vector<std::string> order;
+  const auto compile = [&](const KernelConfig& c, DType, WeightFormat, const std::string&) {
+    std::unique_lock<std::mutex> lock(mutex);
+    queued_cv.wait(lock, [&] { return queued; });
+    order.push_back(to_string(c));
+    return std::make_shared<const jit::CompiledKernel>();
+  };
+  const char* names[] = {"t64_r1_kw1_v16_u1_sk1_cs", "t64_r1_kw1_v16_u2_sk1_cs", "t64_r1_kw1_v16_u4_sk1_cs",
+                         "t64_r1_kw1_v16_u8_sk1_cs", "t128_r1_kw1_v16_u1_sk1_cs", "t128_r1_kw1_v16_u2_sk1_cs"};
+  std::vector<KernelConfig> k;
+  for (const char* n : names) k.push_back(parse_config(n));
+  using Order = CompilePool::IdleOrder;
+  std::vector<CompilePool::Future> futures;
+  {
+    CompilePool pool(1, compile);
+    futures.push_back(pool.request(k[0], DType::bf16, "sm_90"));  // the thread holds it
+    futures.push_back(pool.request_when_idle(k[1], DType::bf16, "sm_90"));
+    futures.push_back(pool.request_when_idle(k[2], DType::bf16, "sm_90"));
+    futures.push_back(pool.request_when_idle(k[3], DType::bf16, "sm_90", WeightFormat::dense, Order::first));
+    futures.push_back(pool.request_when_idle(k[2], DType::bf16, "sm_90", WeightFormat::dense, Order::first));
+    futures.push_back(pool.request(k[4], DType::bf16, "sm_90"));
+    futures.push_back(pool.request_when_idle(k[5], DType::bf16, "sm_90", WeightFormat::dense, Order::last));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queued = true;
+    }
+    queued_cv.notify_all();
+    for (auto& f : futures) f.get();
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{names[0], names[4], names[2], names[3], names[1], names[5]}));
 }
 
 // The read-ceiling kernels are compiled at run time too: check they build and keep every entry

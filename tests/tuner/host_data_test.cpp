@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "gemvtune/error.hpp"
 #include "tuner/host_data.hpp"
 
 using namespace gemvtune;
@@ -113,6 +115,28 @@ TEST(HostData, QuantizedReferenceGemvSumsTheDequantizedRows) {
           << "batch row " << i << ", row " << r;
     }
   }
+}
+
+// A re-batched problem keeps the reference rows it has and asks for the rest (first_row): those
+// rows must be the whole reference's rows, bit for bit, for dense and quantized weights; a
+// first row outside 0 .. m is refused.
+TEST(HostData, ReferenceRowsFromFirstRowAreTheWholeReferencesRows) {
+  const Shape s{45, 1003};
+  const int m = 5;
+  const GemvInputs in = random_inputs(DType::f16, s, 1010, 3, m, 1008);
+  const std::vector<double> whole = reference_gemv(in);
+  const PackedWeights w = random_packed_weights(WeightFormat::int4_g128, DType::bf16, {45, 1024}, 1024, 4);
+  const HostArray x = random_x(DType::bf16, 1024, m, 1032, 6);
+  const std::vector<double> whole_q = reference_gemv(w, x, m, 1032);
+  for (int first : {0, 1, 3, 5}) {
+    const std::vector<double> tail = reference_gemv(in, first), tail_q = reference_gemv(w, x, m, 1032, first);
+    ASSERT_EQ(tail.size(), static_cast<std::size_t>((m - first) * s.n)) << first;
+    EXPECT_TRUE(std::equal(tail.begin(), tail.end(), whole.begin() + first * s.n)) << "dense from row " << first;
+    ASSERT_EQ(tail_q.size(), static_cast<std::size_t>((m - first) * 45)) << first;
+    EXPECT_TRUE(std::equal(tail_q.begin(), tail_q.end(), whole_q.begin() + first * 45)) << "int4 from row " << first;
+  }
+  EXPECT_THROW(reference_gemv(in, m + 1), InvalidArgument);
+  EXPECT_THROW(reference_gemv(w, x, m, 1032, -1), InvalidArgument);
 }
 
 // compare_output splits its work across the cores: the verdict, the first bad element and the
