@@ -166,7 +166,7 @@ struct Tuner::Impl {
   // Of the configs not measured yet, compiled, those whose kernel `keep` accepts; one that fails
   // to compile stays, and measure_one reports it. Twins are outside the space: what decides
   // whether one is worth timing is what ptxas made of it.
-  std::vector<KernelConfig> compiled_where(const Session& s, const std::vector<KernelConfig>& configs,
+  std::vector<KernelConfig> compiled_where(Session& s, const std::vector<KernelConfig>& configs,
                                            const std::function<bool(const jit::CompiledKernel&)>& keep) {
     const TuneJob& j = s.job;
     std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
@@ -175,6 +175,7 @@ struct Tuner::Impl {
       if (!seen && !s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, j.dtype, ctx.info().arch, j.weights));
     }
     std::vector<KernelConfig> out;
+    PhaseTimer timer(s.phases.compile_wait);
     for (auto& [c, future] : compiling) {
       bool kept = true;
       try {
@@ -193,7 +194,7 @@ struct Tuner::Impl {
   // leader's only: each twin's compile is waited for, and tune time is a bar there. Those
   // ptxas says spill are left out (13 to 16 warps leave 128 registers a thread, where the
   // candidate may have had 255).
-  std::vector<KernelConfig> twins_to_measure(const Session& s, const std::vector<Measured>& measured) {
+  std::vector<KernelConfig> twins_to_measure(Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     for (std::size_t i : top_passing(measured, measured.size())) {
       std::vector<KernelConfig> twins =
@@ -208,7 +209,7 @@ struct Tuner::Impl {
   // hold more than kRegCap registers: those whose capped kernel spills more than
   // kMaxCappedStackBytes are left out, as is a candidate whose compile result cannot be read
   // (measure_one has reported it).
-  std::vector<KernelConfig> capped_twins_to_measure(const Session& s, const std::vector<Measured>& measured) {
+  std::vector<KernelConfig> capped_twins_to_measure(Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     std::vector<KernelConfig> twins;
     for (const Measured& m : measured) {
