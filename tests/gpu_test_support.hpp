@@ -75,7 +75,8 @@ inline BothFinishes run_both_finishes(const gemvtune::jit::LoadedGemv& kernel, c
       out.failed = cmp.describe();
       return out;
     }
-    out.bits[finish == SplitKFinish::workspace] = problem.read_y().bytes;
+    const gemvtune::HostArray y = problem.read_y();
+    out.bits[finish == SplitKFinish::workspace].assign(y.bytes.begin(), y.bytes.end());
   }
   return out;
 }

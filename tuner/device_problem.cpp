@@ -47,7 +47,8 @@ std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / t
 
 // Uploads `bytes` once and copies it on the device until there are `count` copies (the timing
 // plan's, from the whole problem's bytes per copy: weights + scales + zeros).
-void upload_copies(std::vector<jit::DeviceBuffer>& copies, const std::vector<std::uint8_t>& bytes, std::int64_t count) {
+template <typename Bytes>
+void upload_copies(std::vector<jit::DeviceBuffer>& copies, const Bytes& bytes, std::int64_t count) {
   if (bytes.empty()) return;
   copies.emplace_back(bytes.size());
   copies[0].upload(bytes.data(), bytes.size());
@@ -151,7 +152,7 @@ void DeviceProblem::poison_y() { y_.fill_bytes(0xff); }  // 0xffff.. is NaN in e
 
 HostArray DeviceProblem::read_y() const {
   const std::size_t n = static_cast<std::size_t>(inputs_.shape.n), e = dtype_size(dtype_);
-  HostArray all(dtype_, y_.bytes() / e);
+  HostArray all = HostArray::uninitialised(dtype_, y_.bytes() / e);  // downloaded whole
   y_.download(all.bytes.data(), all.bytes.size());
   HostArray y(dtype_, n * static_cast<std::size_t>(inputs_.m));
   for (int i = 0; i < inputs_.m; ++i)

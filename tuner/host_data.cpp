@@ -205,7 +205,7 @@ void to_doubles(const HostArray& a, std::int64_t first, std::int64_t count, doub
 GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t seed, int m,
                          std::int64_t ldx) {
   if (ldx == 0) ldx = s.k;
-  GemvInputs in{HostArray(t, static_cast<std::size_t>(s.n * ld)),
+  GemvInputs in{HostArray::uninitialised(t, static_cast<std::size_t>(s.n * ld)),  // every element drawn below
                 HostArray(t, static_cast<std::size_t>((m - 1) * ldx + s.k)), s, ld, m, ldx};
   parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {

@@ -51,7 +51,7 @@ TEST(GemvChainGpu, PdlChainReadsEachInputAfterItIsWritten) {
       const auto serial = run(false), chained = run(true);
       EXPECT_EQ(std::memcmp(serial.data(), chained.data(), serial.size()), 0) << to_string(t) << " " << text;
       HostArray check(t, s.n);
-      check.bytes = chained;
+      check.bytes.assign(chained.begin(), chained.end());
       for (std::size_t j = 0; j < check.size(); ++j) ASSERT_TRUE(std::isfinite(check.get(j))) << j;
     }
   }

@@ -139,7 +139,7 @@ TEST(GemvCorrectnessGpu, SplitKIsBitwiseDeterministic) {
         const Comparison cmp = verify_calls(launch, problem, stream);
         ASSERT_TRUE(cmp.ok) << text << ": " << cmp.describe();
         const HostArray y = problem.read_y();
-        if (run == 0) first = y.bytes;
+        if (run == 0) first.assign(y.bytes.begin(), y.bytes.end());
         else EXPECT_EQ(std::memcmp(first.data(), y.bytes.data(), first.size()), 0) << text << " run " << run;
       }
     }
