@@ -42,6 +42,10 @@ int calls_per_run(const TimingPlan& plan, double bytes_per_call) {
   return std::min(calls, std::max(copies, 2000));
 }
 
+int search_replays(const TimingPlan& plan, double bytes_per_call) {
+  return calls_per_run(plan, bytes_per_call) * bytes_per_call >= 4e9 ? 5 : 9;
+}
+
 namespace {
 std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
 

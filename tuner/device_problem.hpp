@@ -46,6 +46,11 @@ TimingPlan plan_timing(std::int64_t copy_bytes, std::int64_t rotate_bytes,
 // Calls per timed run: rotation as before this plan existed (at least one pass over the copies,
 // about 200 MB moved, at most max(copies, 2000)); l2_flush one per copy.
 int calls_per_run(const TimingPlan& plan, double bytes_per_call);
+// Timed runs of each candidate in a tune's search: 9, and 5 where one run moves 4 GB or more (a
+// run of 128256x4096 bf16 is 8 calls of 1.05 GB, 1.9 ms on an H200, and such runs agree within
+// a fraction of a percent; its candidates took 9.4 of the 35-pair batch tune's 16.0 s of timing,
+// s159). Finalists are timed again at 9 (Tuner's pick_winner), bench always at 9.
+int search_replays(const TimingPlan& plan, double bytes_per_call);
 
 class DeviceProblem {
  public:

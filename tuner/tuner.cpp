@@ -141,7 +141,9 @@ struct Tuner::Impl {
       }
       if (!check.ok) return failed(Outcome::incorrect, check.describe());
       PhaseTimer timer(s.phases.timing);
-      const CallTiming t = time_calls(launch, s.problem, stream, LaunchMode::graph);
+      const DeviceProblem& p = s.problem;
+      const CallTiming t = time_calls(launch, s.problem, stream, LaunchMode::graph,
+                                      search_replays(p.timing(), p.bytes_per_call()));
       r.time_us = t.us_per_call;
       r.gbps = t.gbps;
       r.pct_of_ceiling = 100.0 * t.gbps / s.ceiling_gbps;

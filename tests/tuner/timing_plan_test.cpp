@@ -51,6 +51,17 @@ TEST(TunerTimingPlan, LargeWeightsKeepTheRotationAsBefore) {
   EXPECT_EQ(calls_per_run(p, 1002 * kMiB), 8);
 }
 
+// A search's candidates get 9 timed runs, 5 where a run moves 4 GB or more: bf16 128256 x 4096
+// (8 calls of 1.05 GB), not 28672 x 4096 (8 calls of 235 MB) nor small weights' long runs.
+TEST(TunerTimingPlan, SearchReplaysFewerOnlyForRunsOfFourGigabytes) {
+  const double lm_head = 128256.0 * 4096 * 2, gate_up = 28672.0 * 4096 * 2;
+  EXPECT_EQ(search_replays(plan_timing(static_cast<std::int64_t>(lm_head), kH200Rotate), lm_head), 5);
+  EXPECT_EQ(search_replays(plan_timing(static_cast<std::int64_t>(gate_up), kH200Rotate), gate_up), 9);
+  EXPECT_EQ(search_replays(plan_timing(499'000'000, kH200Rotate), 499e6), 9);  // 8 calls: 3.99 GB
+  EXPECT_EQ(search_replays(plan_timing(500'000'000, kH200Rotate), 500e6), 5);
+  EXPECT_EQ(search_replays(plan_timing(4 * kKiB, kH200Rotate), 4 * kKiB), 9);
+}
+
 TEST(TunerTimingPlan, RotationUpToSixtyFourCopies) {
   const std::int64_t w = kH200Rotate / kMaxRotationCopies;  // 2.34 MiB: exactly 64 copies
   ASSERT_EQ(w * kMaxRotationCopies, kH200Rotate);
