@@ -117,14 +117,22 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices.size()));
 
   auto worker = [&](std::size_t g, int device) {
-    // The next job, and the one after it if any (whose first round compiles meanwhile).
-    auto next_job = [&](std::optional<std::size_t>& after_it) -> std::optional<std::size_t> {
+    // The next job; with this worker's first, every job queued behind it, whose first rounds
+    // then compile in order on threads the current job leaves idle. One job ahead left the pool
+    // idle through long jobs (lm_head's, 2-8 s each) and made later ones wait for their first
+    // rounds: 0.3-1.5 s in each of 11 jobs of s159's batched preset (bench/results/h200.md).
+    // Every first round is measured whatever happens, so none of these compiles is wasted;
+    // with several devices the workers' pools ask for the same kernels, which KernelCache
+    // compiles once.
+    bool queued_behind = false;
+    auto next_job = [&](std::vector<std::size_t>& behind) -> std::optional<std::size_t> {
       std::lock_guard<std::mutex> lock(mutex);
+      behind.clear();
       if (groups[g].queue.empty()) return std::nullopt;
       const std::size_t j = groups[g].queue.front();
       groups[g].queue.pop_front();
-      after_it.reset();
-      if (!groups[g].queue.empty()) after_it = groups[g].queue.front();
+      if (!queued_behind) behind.assign(groups[g].queue.begin(), groups[g].queue.end());
+      queued_behind = true;
       return j;
     };
     std::string stopped_because;
@@ -136,14 +144,14 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
         std::lock_guard<std::mutex> lock(mutex);
         if (callbacks.on_progress) callbacks.on_progress(p);
       };
-      std::optional<std::size_t> following;
-      while (auto j = next_job(following)) {
+      std::vector<std::size_t> behind;
+      while (auto j = next_job(behind)) {
         JobOutcome o{jobs[*j], device, groups[g].gpu, JobStatus::failed, {}, {}, {}};
         bool lost = false;
         try {
           // Queued for idle compile threads: on the H200 machine a preset's tune waited 35 of
           // its 70 s for NVRTC, while the threads idled through each job's setup and timing.
-          if (following) tuner.compile_ahead(jobs[*following], options);
+          for (std::size_t b : behind) tuner.compile_ahead(jobs[b], options);
           o.result = tuner.tune(jobs[*j], options, progress);
           o.status = JobStatus::tuned;
         } catch (const ContextLost& e) {

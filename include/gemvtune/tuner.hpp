@@ -157,8 +157,9 @@ class Tuner {
 
   // The compiles of the job's first round (the strategy's first batch; none for exhaustive),
   // for CPU threads with nothing else to do once the next tune() has queued its own first
-  // batch: they compile while the GPU times that tune's kernels. Errors are left to the job's
-  // own tune(), which asks for the same kernels.
+  // batch: they compile while the GPU times that tune's kernels. Several calls queue several
+  // jobs' rounds, in the order of the calls. Errors are left to the job's own tune(), which
+  // asks for the same kernels.
   void compile_ahead(const TuneJob& job, const TuneOptions& options);
 
  private:
