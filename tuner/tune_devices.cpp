@@ -120,7 +120,8 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
     // The next job; with this worker's first, every job queued behind it, whose first rounds
     // then compile in order on threads the current job leaves idle. One job ahead left the pool
     // idle through long jobs (lm_head's, 2-8 s each) and made later ones wait for their first
-    // rounds: 0.3-1.5 s in each of 11 jobs of s159's batched preset (bench/results/h200.md).
+    // rounds: 0.3-1.5 s in each of 11 jobs of s159's batched preset (the `--json` phases in
+    // bench/results/raw/5a11e20_h200_s159_*).
     // Every first round is measured whatever happens, so none of these compiles is wasted;
     // with several devices the workers' pools ask for the same kernels, which KernelCache
     // compiles once.

@@ -141,9 +141,8 @@ struct Tuner::Impl {
       }
       if (!check.ok) return failed(Outcome::incorrect, check.describe());
       PhaseTimer timer(s.phases.timing);
-      const DeviceProblem& p = s.problem;
       const CallTiming t = time_calls(launch, s.problem, stream, LaunchMode::graph,
-                                      search_replays(p.timing(), p.bytes_per_call()));
+                                      search_replays(s.problem.timing(), s.problem.bytes_per_call()));
       r.time_us = t.us_per_call;
       r.gbps = t.gbps;
       r.pct_of_ceiling = 100.0 * t.gbps / s.ceiling_gbps;
@@ -319,8 +318,9 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   std::optional<KernelConfig> leader, prefetched;  // the fastest passing so far; whose twins are queued
   const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
     // The whole batch is queued before the first is measured, so the pool compiles it while
-    // the GPU times the kernels already compiled. Nothing is compiled ahead of the batches
-    // (but the first round while a new cache's read ceiling is measured, in tune()):
+    // the GPU times the kernels already compiled. Nothing of the space is compiled ahead of
+    // the batches (but the first round while a new cache's read ceiling is measured, in tune();
+    // the leader's twins, outside the space, are queued below):
     // on the recorded H200 sweeps, compiling the model's top 15% ahead (the budget) picked the
     // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
     // tune time (docs/tuning.md, "Tune time").
