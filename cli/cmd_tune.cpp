@@ -127,7 +127,13 @@ std::string outcome_line(const JobOutcome& o) {
   return {};
 }
 
-using report::outcome_json;
+// Where the tuned jobs' time went (their phases summed; --json has them shape by shape).
+std::string phases_line(const TunePhases& p) {
+  return "time in the jobs: timing " + fixed("%.1f", p.timing) + " s, waiting for NVRTC " +
+         fixed("%.1f", p.compile_wait) + " s, setup (data and float64 reference) " + fixed("%.1f", p.setup) +
+         " s, output checks " + fixed("%.1f", p.verify) + " s, finalists " + fixed("%.1f", p.finalists) +
+         " s, kernel loads " + fixed("%.1f", p.load) + " s";
+}
 
 void print_table(const std::vector<JobOutcome>& outcomes, std::ostream& out) {
   std::set<std::string> gpus;
@@ -273,17 +279,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
 
   if (json) {
-    Json shapes_json = Json::array();
-    for (const auto& o : outcomes) shapes_json.push_back(outcome_json(o));
-    Json doc{{"db", path},
-             {"strategy", std::string(to_string(options.strategy))},
-             {"template_version", template_version()},
-             {"tuned", tuned},
-             {"skipped", skipped},
-             {"failed", failed},
-             {"seconds", seconds},
-             {"shapes", std::move(shapes_json)}};
-    std::cout << doc.dump(2) << "\n";
+    std::cout << report::tune_run_json(outcomes, path, options.strategy, seconds).dump(2) << "\n";
   } else if (tuned == 0 && failed == 0) {
     std::cout << "nothing to do: all " << outcomes.size() << " shapes already tuned in " << path << "\n";
   } else {
@@ -291,6 +287,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     print_table(outcomes, std::cout);
     std::cout << tuned << " tuned, " << skipped << " already tuned, " << failed << " failed in "
               << ProgressPrinter::format_seconds(seconds) << "; stored in " << path << "\n";
+    if (tuned > 0) std::cout << phases_line(report::total_phases(outcomes)) << "\n";
   }
   return failed > 0 ? kRuntimeError : kOk;
 }

@@ -285,21 +285,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     const auto started = std::chrono::steady_clock::now();
     const std::vector<JobOutcome> outcomes = tune_on_devices(jobs, devices, path, tune_options, given.force != 0, callbacks);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::size_t tuned = 0, skipped = 0, failed = 0;
-    Json shapes = Json::array();
-    for (const auto& o : outcomes) {
-      ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
-      shapes.push_back(report::outcome_json(o));
-    }
-    return Json{{"db", path},
-                {"strategy", std::string(to_string(tune_options.strategy))},
-                {"template_version", template_version()},
-                {"tuned", tuned},
-                {"skipped", skipped},
-                {"failed", failed},
-                {"seconds", seconds},
-                {"shapes", std::move(shapes)}}
-        .dump(2);
+    return report::tune_run_json(outcomes, path, tune_options.strategy, seconds).dump(2);
   });
 }
 

@@ -25,6 +25,46 @@ Json peak_json(const PeakRecord& p) {
   return cache::encode_document(doc)["peaks"][0];
 }
 
+namespace {
+Json phases_json(const TunePhases& p) {
+  return Json{{"setup", p.setup},   {"compile_wait", p.compile_wait}, {"load", p.load},
+              {"verify", p.verify}, {"timing", p.timing},             {"finalists", p.finalists}};
+}
+}  // namespace
+
+TunePhases total_phases(const std::vector<JobOutcome>& outcomes) {
+  TunePhases t;
+  for (const JobOutcome& o : outcomes) {
+    if (o.status != JobStatus::tuned || !o.result) continue;
+    const TunePhases& p = o.result->phases;
+    t.setup += p.setup;
+    t.compile_wait += p.compile_wait;
+    t.load += p.load;
+    t.verify += p.verify;
+    t.timing += p.timing;
+    t.finalists += p.finalists;
+  }
+  return t;
+}
+
+Json tune_run_json(const std::vector<JobOutcome>& outcomes, const std::string& db, Strategy strategy, double seconds) {
+  std::size_t tuned = 0, skipped = 0, failed = 0;
+  Json shapes = Json::array();
+  for (const JobOutcome& o : outcomes) {
+    ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
+    shapes.push_back(outcome_json(o));
+  }
+  return Json{{"db", db},
+              {"strategy", std::string(to_string(strategy))},
+              {"template_version", template_version()},
+              {"tuned", tuned},
+              {"skipped", skipped},
+              {"failed", failed},
+              {"seconds", seconds},
+              {"phases", phases_json(total_phases(outcomes))},
+              {"shapes", std::move(shapes)}};
+}
+
 Json outcome_json(const JobOutcome& o) {
   static const char* const kStatus[] = {"tuned", "skipped", "failed"};
   Json j{{"shape", to_string(o.job.shape)},
@@ -47,9 +87,7 @@ Json outcome_json(const JobOutcome& o) {
     j["strategy"] = r.record.strategy;
     j["model_spearman"] = std::isnan(r.model_spearman) ? Json(nullptr) : Json(r.model_spearman);
     j["seconds"] = r.seconds;
-    j["phases"] = Json{{"setup", r.phases.setup},         {"compile_wait", r.phases.compile_wait},
-                       {"load", r.phases.load},           {"verify", r.phases.verify},
-                       {"timing", r.phases.timing},       {"finalists", r.phases.finalists}};
+    j["phases"] = phases_json(r.phases);
     if (r.after) {
       Json finalists = Json::array();
       for (const auto& f : r.after->finalists)

@@ -2,6 +2,7 @@
 // definition each, so `gemvtune tune --json` and gemvtune_tune() (and Python) print the same.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "cache/json_records.hpp"
 #include "gemvtune/presets.hpp"
@@ -16,6 +17,11 @@ Json record_json(const TuneRecord& r, bool with_candidates);
 Json peak_json(const PeakRecord& p);
 // One job of a tune run: tuned (with its record), skipped (what the cache holds) or failed.
 Json outcome_json(const JobOutcome& o);
+// The tuned jobs' phases, summed: where a run's time went.
+TunePhases total_phases(const std::vector<JobOutcome>& outcomes);
+// The answer of `tune --json` (and gemvtune_tune): the cache, the strategy, the counts, the
+// run's wall time, its total_phases and each job's outcome_json, in the outcomes' order.
+Json tune_run_json(const std::vector<JobOutcome>& outcomes, const std::string& db, Strategy strategy, double seconds);
 Json preset_json(const Preset& p);
 // The answer of `query --json` (and gemvtune_query): the problem (with its weight format),
 // the config it resolved to, where from, and the cache entry used.

@@ -133,7 +133,7 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
     are ranked, as by `gemvtune tune --preset`, right after the call before them in the model's
     decode step (its "after"); alone=True ranks them by their back-to-back time only (`--alone`).
 
-    Returns {"db", "strategy", "template_version", "tuned", "skipped", "failed", "seconds",
+    Returns {"db", "strategy", "template_version", "tuned", "skipped", "failed", "seconds", "phases",
     "shapes": [...]}. When a shape failed and check is True, raises TuneFailed (its
     ``result`` is that document; the other shapes were stored).
     """

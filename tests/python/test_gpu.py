@@ -70,6 +70,7 @@ def test_tune_query_and_list(gpu, db):
     assert (result["tuned"], result["skipped"], result["failed"]) == (1, 0, 0), result
     shape = result["shapes"][0]
     assert shape["status"] == "tuned" and shape["config"] and shape["gbps"] > 0
+    assert result["phases"] == shape["phases"] and result["phases"]["timing"] > 0, "one job: its phases are the run's"
     kinds = [e["event"] for e in events]
     assert kinds[0] == "start" and "progress" in kinds and kinds[-1] == "outcome"
 

@@ -1,4 +1,4 @@
-# Tests of the tuner: the host data's fp16 conversions, strategies against timing tables, rank correlation, presets and shape
+# Tests of the tuner: the host data's fp16 conversions, the tune run's JSON, strategies against timing tables, rank correlation, presets and shape
 # files, the compile pool (NVRTC, no GPU), the timing plan, the model's register estimate against
 # NVRTC's, the model's fit and defaults against
 # recorded H200 runs, and the tuner end to end and the
@@ -14,7 +14,8 @@ gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/defaults_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/quant_model_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/model_registers_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/host_data_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/tuner/host_data_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/tuner/report_json_test.cpp)
 target_include_directories(test_tuner PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 # defaults_test.cpp reads the recorded bench --json files of bench/results/raw/.
 target_link_libraries(test_tuner PRIVATE nlohmann_json::nlohmann_json)
