@@ -192,18 +192,21 @@ struct Tuner::Impl {
   // CUDA-core config), the fastest plain tensor-core config's. At 28672x4096 int4g128 a ring
   // config can lead a tune by a hair while a twin of a plain tile is faster than both (H200:
   // ring 19.76 us in s146's tune; a twin won at 17.85 in s129's). Dense weights keep the
-  // leader's only: each twin's compile is waited for, and tune time is a bar there. Those
-  // ptxas says spill are left out (13 to 16 warps leave 128 registers a thread, where the
-  // candidate may have had 255).
-  std::vector<KernelConfig> twins_to_measure(Session& s, const std::vector<Measured>& measured) {
+  // leader's only: each twin's compile is waited for, and tune time is a bar there.
+  std::vector<KernelConfig> leading_twins(const Session& s, const std::vector<Measured>& measured) const {
     const TuneJob& j = s.job;
     for (std::size_t i : top_passing(measured, measured.size())) {
       std::vector<KernelConfig> twins =
           balanced_twins(measured[i].config, j.dtype, j.shape, j.batch, j.weights, ctx.info().id.sm_count);
-      if (!twins.empty()) return compiled_where(s, twins, [](const jit::CompiledKernel& k) { return !k.spills(); });
-      if (!is_quantized(j.weights)) break;
+      if (!twins.empty() || !is_quantized(j.weights)) return twins;
     }
     return {};
+  }
+
+  // leading_twins, compiled; those ptxas says spill are left out (13 to 16 warps leave 128
+  // registers a thread, where the candidate may have had 255).
+  std::vector<KernelConfig> twins_to_measure(Session& s, const std::vector<Measured>& measured) {
+    return compiled_where(s, leading_twins(s, measured), [](const jit::CompiledKernel& k) { return !k.spills(); });
   }
 
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
@@ -315,7 +318,8 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   progress.device = ctx.ordinal();
   progress.job = s.job;
   progress.budget = budget;
-  std::optional<KernelConfig> leader, prefetched;  // the fastest passing so far; whose twins are queued
+  std::vector<Measured> so_far;           // this search's candidates, as the strategy sees them
+  std::vector<KernelConfig> prefetched;  // the twins queued for idle threads
   const MeasureBatch measure = [&](const std::vector<KernelConfig>& batch) {
     // The whole batch is queued before the first is measured, so the pool compiles it while
     // the GPU times the kernels already compiled. Nothing of the space is compiled ahead of
@@ -334,22 +338,21 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
       if (r.outcome == Outcome::passed && (progress.best_config.empty() || r.time_us < progress.best_us)) {
         progress.best_config = r.config;
         progress.best_us = r.time_us;
-        leader = c;
       }
       s.index[r.config] = s.results.size();
       s.results.push_back(std::move(r));
       ++progress.measured;
       if (on_progress) on_progress(progress);
     }
-    // The leader's balanced twins are measured after the strategy (twins_to_measure) and each
-    // is a kernel of its own, so their compile was waited for at the end of every job: 0.3-0.9 s
-    // of most jobs of the preset's batch tune (H200, s159). Queued now, ahead of the next job's
-    // first round, they compile while the GPU times the rest of this job.
-    if (leader && !(prefetched && *prefetched == *leader)) {
-      for (const KernelConfig& t : balanced_twins(*leader, s.job.dtype, s.job.shape, s.job.batch, s.job.weights,
-                                                  ctx.info().id.sm_count))
-        pool.request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
-      prefetched = leader;
+    // The twins are measured after the strategy (twins_to_measure), each a kernel of its own,
+    // so their compile was waited for at the end of every job: 0.3-0.9 s of most jobs of the
+    // preset's batch tune (H200, s159). Those of the leading candidates so far, queued now ahead
+    // of the jobs behind, compile while the GPU times the rest of this job.
+    so_far.insert(so_far.end(), out.begin(), out.end());
+    std::vector<KernelConfig> twins = leading_twins(s, so_far);
+    if (twins != prefetched) {
+      for (const KernelConfig& t : twins) pool.request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
+      prefetched = std::move(twins);
     }
     return out;
   };
