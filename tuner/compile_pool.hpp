@@ -35,7 +35,7 @@ class CompilePool {
   Future request(const KernelConfig& c, DType t, const std::string& arch, WeightFormat w = WeightFormat::dense);
   // Where request_when_idle queues a kernel among the other idle requests.
   enum class IdleOrder {
-    last,   // after them: the next job's first round
+    last,   // after them: the first rounds of the jobs behind the current one
     first,  // before them: a kernel this job will likely want (the leader's balanced twins)
   };
   // The same, compiled only by a thread that finds nothing requested: a kernel the tuner will
