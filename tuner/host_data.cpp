@@ -120,29 +120,39 @@ void HostArray::set(std::size_t i, double value) { store_element(dtype, bytes.da
 void HostArray::set_nan(std::size_t i) { set(i, std::numeric_limits<double>::quiet_NaN()); }
 
 namespace {
-// How many ranges parallel_ranges splits [0, count) into: one a core, at most one per 4096.
-std::int64_t range_count(std::int64_t count) {
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(std::thread::hardware_concurrency(), count / 4096 + 1));
+// How many ranges parallel_ranges splits [0, count) into: one a core, each of at least
+// kMinRangeWork elements touched (item_work each). Starting a thread costs tens of microseconds,
+// more while NVRTC's threads hold every core, as they do through a tune: with a range per 4096
+// items whatever their size, each candidate's output check started 16 threads for lm_head's
+// 128 K outputs (well under a millisecond of work), while 4096x4096's reference, 16.8 M
+// products, ran on two.
+constexpr std::int64_t kMinRangeWork = std::int64_t{1} << 18;
+std::int64_t range_count(std::int64_t count, std::int64_t item_work) {
+  const std::int64_t work = count * std::max<std::int64_t>(1, item_work);
+  return std::max<std::int64_t>(1, std::min<std::int64_t>({std::int64_t{std::thread::hardware_concurrency()}, count,
+                                                           work / kMinRangeWork}));
 }
 
-// Runs body(range, begin, end) for range 0 .. range_count(count) - 1, consecutive pieces of
-// [0, count) in order, one thread each.
+// Runs body(range, begin, end) for range 0 .. range_count(count, item_work) - 1, consecutive
+// pieces of [0, count) in order: range 0 on the calling thread, each other on a thread of its own.
 template <typename Body>
-void parallel_ranges(std::int64_t count, const Body& body) {
-  const std::int64_t ranges = range_count(count), per = (count + ranges - 1) / ranges;
+void parallel_ranges(std::int64_t count, std::int64_t item_work, const Body& body) {
+  const std::int64_t ranges = range_count(count, item_work), per = (count + ranges - 1) / ranges;
   std::vector<std::thread> threads;
-  for (std::int64_t r = 0; r < ranges; ++r) {
+  for (std::int64_t r = 1; r < ranges; ++r) {
     const std::int64_t b = r * per, e = std::min(count, b + per);
     if (b < e) threads.emplace_back([&body, r, b, e] { body(r, b, e); });
   }
+  body(0, 0, std::min(count, per));
   for (auto& t : threads) t.join();
 }
 
-// Runs body(begin, end) over [0, count) split across the machine's cores: a 1 GB lm_head
-// problem is drawn and its reference computed in well under a second on 16 cores.
+// Runs body(begin, end) over [0, count) split across the machine's cores, item_work elements
+// touched per item (a row's length, say): a 1 GB lm_head problem is drawn and its reference
+// computed in well under a second on 16 cores.
 template <typename Body>
-void parallel_for(std::int64_t count, const Body& body) {
-  parallel_ranges(count, [&body](std::int64_t, std::int64_t b, std::int64_t e) { body(b, e); });
+void parallel_for(std::int64_t count, std::int64_t item_work, const Body& body) {
+  parallel_ranges(count, item_work, [&body](std::int64_t, std::int64_t b, std::int64_t e) { body(b, e); });
 }
 
 // Counter-based generator: element i of a seed's stream, uniform in [-1, 1). The same seed
@@ -207,7 +217,7 @@ GemvInputs random_inputs(DType t, const Shape& s, std::int64_t ld, std::uint64_t
   if (ldx == 0) ldx = s.k;
   GemvInputs in{HostArray::uninitialised(t, static_cast<std::size_t>(s.n * ld)),  // every element drawn below
                 HostArray(t, static_cast<std::size_t>((m - 1) * ldx + s.k)), s, ld, m, ldx};
-  parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(s.n, ld, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       fill_uniform(in.w, r * ld, s.k, seed);
       for (std::int64_t c = s.k; c < ld; ++c) in.w.set_nan(r * ld + c);
@@ -235,7 +245,7 @@ PackedWeights random_packed_weights(WeightFormat f, DType t, const Shape& s, std
   const auto unit = [&](std::uint64_t stream, std::uint64_t i) { return 0.5 * (uniform_at(seed ^ stream, i) + 1.0); };
   // Codes from u in [0, 1) (weight r * K + c's draw), the format chosen once a row rather than
   // once a weight: about 1.5x faster on the development machine, the same codes.
-  parallel_for(s.n, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(s.n, s.k, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       std::uint8_t* row = w.q.data() + r * row_bytes;
       const auto u = [&](std::int64_t c) { return unit(1, static_cast<std::uint64_t>(r * s.k + c)); };
@@ -299,7 +309,7 @@ std::vector<double> reference_rows(std::int64_t n, std::int64_t k, int m, const 
                                    const Row& row) {
   constexpr int kParts = 8;
   std::vector<double> y(static_cast<std::size_t>(m * n));
-  parallel_for(n, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(n, k * (m + 1), [&](std::int64_t begin, std::int64_t end) {  // a row: converted, then m dots
     std::vector<double> wd(static_cast<std::size_t>(k));
     for (std::int64_t r = begin; r < end; ++r) {
       row(r, wd.data());
@@ -355,10 +365,10 @@ Comparison compare_output(const HostArray& y, const std::vector<double>& ref) {
     std::int64_t first_bad = -1;
   };
   const std::int64_t count = static_cast<std::int64_t>(std::min(ref.size(), y.size()));
-  std::vector<Part> parts(static_cast<std::size_t>(range_count(count)));  // in range order
+  std::vector<Part> parts(static_cast<std::size_t>(range_count(count, 1)));  // in range order
   double ref_sq = 0;
   for (std::size_t i = static_cast<std::size_t>(count); i < ref.size(); ++i) ref_sq += ref[i] * ref[i];
-  parallel_ranges(count, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
+  parallel_ranges(count, 1, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
     double sq = 0;  // summed locally: neighbouring Parts share cache lines
     for (std::int64_t i = begin; i < end; ++i) sq += ref[i] * ref[i];
     parts[range].ref_sq = sq;
@@ -367,17 +377,24 @@ Comparison compare_output(const HostArray& y, const std::vector<double>& ref) {
   const double rms = ref.empty() ? 0 : std::sqrt(ref_sq / ref.size());
   const double tol_rel = rel_tol(y.dtype), tol_abs = 1e-4 * rms + 1e-30;
 
-  parallel_ranges(count, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
+  parallel_ranges(count, 1, [&](std::int64_t range, std::int64_t begin, std::int64_t end) {
     Part p = parts[range];
-    for (std::int64_t i = begin; i < end; ++i) {
-      const double v = y.get(i), err = std::fabs(v - ref[i]);
-      const bool good = !std::isnan(v) && err <= tol_rel * std::fabs(ref[i]) + tol_abs;
-      if (!good && p.first_bad < 0) p.first_bad = i;
-      if (std::isnan(v)) {
-        p.err_sq = p.max_abs = std::numeric_limits<double>::infinity();
-      } else {
-        p.err_sq += err * err;
-        p.max_abs = std::max(p.max_abs, err);
+    constexpr std::int64_t kBlock = 1024;  // y converted a block at a time (to_doubles)
+    double yd[kBlock];
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+      const std::int64_t len = std::min(kBlock, end - b);
+      to_doubles(y, b, len, yd);
+      for (std::int64_t j = 0; j < len; ++j) {
+        const std::int64_t i = b + j;
+        const double v = yd[j], err = std::fabs(v - ref[i]);
+        const bool good = !std::isnan(v) && err <= tol_rel * std::fabs(ref[i]) + tol_abs;
+        if (!good && p.first_bad < 0) p.first_bad = i;
+        if (std::isnan(v)) {
+          p.err_sq = p.max_abs = std::numeric_limits<double>::infinity();
+        } else {
+          p.err_sq += err * err;
+          p.max_abs = std::max(p.max_abs, err);
+        }
       }
     }
     parts[range] = p;
