@@ -117,23 +117,29 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices.size()));
 
   auto worker = [&](std::size_t g, int device) {
-    // The next job; with this worker's first, every job queued behind it, whose first rounds
-    // then compile in order on threads the current job leaves idle. One job ahead left the pool
-    // idle through long jobs (lm_head's, 2-8 s each) and made later ones wait for their first
-    // rounds: 0.3-1.5 s in each of 11 jobs of s159's batched preset (the `--json` phases in
-    // bench/results/raw/5a11e20_h200_s159_*).
-    // Every first round is measured whatever happens, so none of these compiles is wasted;
-    // with several devices the workers' pools ask for the same kernels, which KernelCache
-    // compiles once.
-    bool queued_behind = false;
+    // The next job, and in `behind` the jobs whose first rounds to queue for compile threads the
+    // current job leaves idle. The only device of its model: with its first job, every job
+    // behind it, in order. One job ahead left the pool idle through long jobs (lm_head's, 2-8 s
+    // each) and made later ones wait for their first rounds: 0.3-1.5 s in each of 11 jobs of
+    // s159's batched preset (the `--json` phases in bench/results/raw/5a11e20_h200_s159_*).
+    // Every first round is measured whatever happens, so none of these compiles is wasted.
+    // Devices that share the queue: the next job, at each take; all of them would have each
+    // pool ask for the same kernels in the same order, one pool's threads waiting on another's
+    // compiles (KernelCache runs each once).
+    bool queued_all = false;
     auto next_job = [&](std::vector<std::size_t>& behind) -> std::optional<std::size_t> {
       std::lock_guard<std::mutex> lock(mutex);
       behind.clear();
-      if (groups[g].queue.empty()) return std::nullopt;
-      const std::size_t j = groups[g].queue.front();
-      groups[g].queue.pop_front();
-      if (!queued_behind) behind.assign(groups[g].queue.begin(), groups[g].queue.end());
-      queued_behind = true;
+      std::deque<std::size_t>& queue = groups[g].queue;
+      if (queue.empty()) return std::nullopt;
+      const std::size_t j = queue.front();
+      queue.pop_front();
+      if (groups[g].devices.size() > 1) {
+        if (!queue.empty()) behind.push_back(queue.front());
+      } else if (!queued_all) {
+        behind.assign(queue.begin(), queue.end());
+        queued_all = true;
+      }
       return j;
     };
     std::string stopped_because;
