@@ -324,12 +324,12 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     // The whole batch is queued before the first is measured, so the pool compiles it while
     // the GPU times the kernels already compiled. Nothing of the space is compiled ahead of
     // the batches (but the first round while a new cache's read ceiling is measured, in tune();
-    // the leader's twins, outside the space, are queued below):
+    // the leading candidates' twins, outside the space, are queued below):
     // on the recorded H200 sweeps, compiling the model's top 15% ahead (the budget) picked the
     // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
     // tune time (docs/tuning.md, "Tune time").
     for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, s.job.weights);
-    queue_ahead();  // the next job's first round, for threads this batch leaves idle
+    queue_ahead();  // the first rounds of the jobs behind, for threads this batch leaves idle
     progress.planned = progress.measured + batch.size();
     std::vector<Measured> out;
     for (const KernelConfig& c : batch) {
