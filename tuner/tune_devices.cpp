@@ -64,6 +64,12 @@ std::vector<std::size_t> tune_order(const std::vector<TuneJob>& jobs, std::vecto
   return order;
 }
 
+std::vector<std::size_t> jobs_to_compile_ahead(const std::vector<std::size_t>& left, std::size_t devices,
+                                               bool first_take) {
+  if (devices > 1) return left.empty() ? std::vector<std::size_t>{} : std::vector<std::size_t>{left.front()};
+  return first_take ? left : std::vector<std::size_t>{};
+}
+
 std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const std::vector<int>& devices,
                                         const std::string& cache_path, const TuneOptions& options,
                                         bool force, const TuneCallbacks& callbacks) {
@@ -117,16 +123,12 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices.size()));
 
   auto worker = [&](std::size_t g, int device) {
-    // The next job, and in `behind` the jobs whose first rounds to queue for compile threads the
-    // current job leaves idle. The only device of its model: with its first job, every job
-    // behind it, in order. One job ahead left the pool idle through long jobs (lm_head's, 2-8 s
-    // each) and made later ones wait for their first rounds: 0.3-1.5 s in each of 11 jobs of
-    // s159's batched preset (the `--json` phases in bench/results/raw/5a11e20_h200_s159_*).
-    // Every first round is measured whatever happens, so none of these compiles is wasted.
-    // Devices that share the queue: the next job, at each take; all of them would have each
-    // pool ask for the same kernels in the same order, one pool's threads waiting on another's
-    // compiles (KernelCache runs each once).
-    bool queued_all = false;
+    // The next job, and in `behind` the jobs whose first rounds to queue for idle compile
+    // threads meanwhile. One job ahead made later jobs wait 0.3-1.5 s for their first rounds in
+    // 11 jobs of s159's batched preset (the `--json` phases in
+    // bench/results/raw/5a11e20_h200_s159_*): every first round is measured whatever happens,
+    // so a sole device queues them all.
+    bool first_take = true;
     auto next_job = [&](std::vector<std::size_t>& behind) -> std::optional<std::size_t> {
       std::lock_guard<std::mutex> lock(mutex);
       behind.clear();
@@ -134,12 +136,8 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
       if (queue.empty()) return std::nullopt;
       const std::size_t j = queue.front();
       queue.pop_front();
-      if (groups[g].devices.size() > 1) {
-        if (!queue.empty()) behind.push_back(queue.front());
-      } else if (!queued_all) {
-        behind.assign(queue.begin(), queue.end());
-        queued_all = true;
-      }
+      behind = jobs_to_compile_ahead({queue.begin(), queue.end()}, groups[g].devices.size(), first_take);
+      first_take = false;
       return j;
     };
     std::string stopped_because;

@@ -199,6 +199,15 @@ struct TuneCallbacks {
 // default.
 std::vector<std::size_t> tune_order(const std::vector<TuneJob>& jobs, std::vector<std::size_t> queue);
 
+// The jobs whose first rounds a worker hands its compile threads to do while idle
+// (Tuner::compile_ahead), when it takes a job from its GPU model's queue; `left` is that queue
+// after the take. The model's only device: every job left, with its first take, none after
+// (the pool would otherwise idle through long jobs, and later jobs wait for their first
+// rounds). Devices that share a queue: the next job, at each take (with all, every pool would
+// ask for the same kernels in the same order, one pool's threads waiting on another's).
+std::vector<std::size_t> jobs_to_compile_ahead(const std::vector<std::size_t>& left, std::size_t devices,
+                                               bool first_take);
+
 // Tunes every job on the given GPU ordinals: one worker thread per GPU, each with its own
 // context, Tuner and connection to the cache file at cache_path. GPUs of one model share the
 // jobs; GPUs of different models each tune every job (results are per GPU model). Without

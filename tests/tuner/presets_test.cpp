@@ -91,6 +91,18 @@ TEST(Presets, TuneOrderPutsEachJobAfterTheCallBeforeIt) {
               jobs[plain[i]].shape.n * jobs[plain[i]].shape.k * dtype_size(jobs[plain[i]].dtype));
 }
 
+// jobs_to_compile_ahead: a sole device queues every job left with its first take and nothing
+// later; devices sharing a queue queue the next job at each take.
+TEST(Presets, JobsToCompileAheadAllOnASoleDeviceTheNextWhenShared) {
+  const std::vector<std::size_t> left{4, 2, 7};
+  EXPECT_EQ(jobs_to_compile_ahead(left, 1, true), left);
+  EXPECT_TRUE(jobs_to_compile_ahead(left, 1, false).empty());
+  EXPECT_EQ(jobs_to_compile_ahead(left, 2, true), (std::vector<std::size_t>{4}));
+  EXPECT_EQ(jobs_to_compile_ahead(left, 3, false), (std::vector<std::size_t>{4}));
+  EXPECT_TRUE(jobs_to_compile_ahead({}, 2, false).empty());
+  EXPECT_TRUE(jobs_to_compile_ahead({}, 1, true).empty());
+}
+
 TEST(Presets, Llama31_70B) {
   EXPECT_EQ(shape_texts(find_preset("llama-3.1-70b")),
             (std::vector<std::string>{"8192x8192", "1024x8192", "10240x8192", "28672x8192", "57344x8192",
