@@ -150,6 +150,7 @@ int cmd_explain(const std::vector<std::string>& args) {
   const std::vector<int> batches = parse_batches(batch_texts);
   if (batches.size() != 1) throw UsageError("explain takes one --batch at a time");
   const int batch = batches.front();
+  check_weights_fit("explain", to_string(TuneJob{shape, dtype, batch, weights}), weights, dtype, shape);
   if (vm.count("gpu") && !vm["device"].defaulted()) throw UsageError("give --device or --gpu, not both");
   std::optional<double> given_us;
   if (vm.count("measured-us")) given_us = parse_measured_us(measured_text);

@@ -48,6 +48,7 @@ int cmd_query(const std::vector<std::string>& args) {
   const std::vector<int> batches = parse_batches(batch_texts);
   if (batches.size() != 1) throw UsageError("query answers for one --batch at a time");
   const int batch = batches.front();
+  check_weights_fit("query", to_string(TuneJob{shape, dtype, batch, weights}), weights, dtype, shape);
   if (vm.count("gpu") && !vm["device"].defaulted()) throw UsageError("give --device or --gpu, not both");
   const GpuIdentity gpu = vm.count("gpu") ? parse_gpu_key(gpu_text) : jit::read_gpu_info(device).id;
   const std::string path = db_path(db);

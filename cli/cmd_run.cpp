@@ -9,6 +9,7 @@
 #include "cli/cli_common.hpp"
 #include "gemvtune/error.hpp"
 #include "gemvtune/model.hpp"
+#include "gemvtune/tuner.hpp"
 #include "jit/loaded_kernels.hpp"
 #include "tuner/device_problem.hpp"
 
@@ -41,6 +42,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (ld < shape.k) throw UsageError("--ld " + std::to_string(ld) + " is smaller than K=" + std::to_string(shape.k));
   if (ldx == 0) ldx = shape.k;
   if (ldx < shape.k) throw UsageError("--ldx " + std::to_string(ldx) + " is smaller than K=" + std::to_string(shape.k));
+  check_weights_fit("run", to_string(TuneJob{shape, dtype, 1, weights}), weights, dtype, shape, ld);
 
   jit::Context ctx(device);
   jit::LoadedKernels kernels(ctx);

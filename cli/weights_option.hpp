@@ -30,11 +30,11 @@ inline WeightFormat parse_weights(const std::string& text, DType activation) {
 // one rule: K against an int4 group, sizes), checked before any GPU is touched; throws
 // InvalidArgument (exit status 2) with `command` and the problem in front, e.g. "cannot tune
 // 4096x4000 bf16 int4g128: int4g128 weights 4096x4000 (bf16 activations): K = 4000 is not a
-// multiple of the group size 128 of int4g128".
+// multiple of the group size 128 of int4g128". ld is W's row stride in elements (0: K).
 inline void check_weights_fit(const std::string& command, const std::string& problem, WeightFormat w, DType t,
-                              const Shape& s) {
+                              const Shape& s, std::int64_t ld = 0) {
   try {
-    check_weight_layout(w, t, s.n, s.k, s.k);
+    check_weight_layout(w, t, s.n, s.k, ld == 0 ? s.k : ld);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument("cannot " + command + " " + problem + ": " + e.what());
   }

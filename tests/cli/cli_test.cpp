@@ -94,6 +94,17 @@ TEST_F(Cli, TuneArgumentErrors) {
                      "cannot bench 4096x4000 bf16 int4g64: int4g64 weights 4096x4000 (bf16 activations): K = 4000 is "
                      "not a multiple of the group size 64 of int4g64");
   expect_usage_error({"run", "--shape", "4096x4096", "--weights", "fp16"}, "dense fp16 but the activations are bf16");
+  // query, explain and run check the layout first too: no default config printed for a problem
+  // that cannot exist, no GPU asked for (this machine may have none), and run checks its --ld.
+  expect_usage_error({"query", "--shape", "4096x4100", "--weights", "int4g128", "--gpu", "NVIDIA H200/132sm/cc9.0"},
+                     "cannot query 4096x4100 bf16 int4g128: int4g128 weights 4096x4100 (bf16 activations): K = 4100 is "
+                     "not a multiple of the group size 128 of int4g128");
+  EXPECT_EQ(run({"query", "--shape", "4096x4100", "--weights", "int4g128", "--gpu", "NVIDIA H200/132sm/cc9.0"}).out, "");
+  expect_usage_error({"explain", "--shape", "4096x4100", "--weights", "int4g32", "--gpu", "NVIDIA H200/132sm/cc9.0"},
+                     "cannot explain 4096x4100 bf16 int4g32: int4g32 weights 4096x4100 (bf16 activations): K = 4100 is "
+                     "not a multiple of the group size 32 of int4g32");
+  expect_usage_error({"run", "--shape", "4096x4096", "--weights", "int4g128", "--ld", "4097"},
+                     "cannot run 4096x4096 bf16 int4g128: int4g128 weights 4096x4096 (bf16 activations): ld = 4097 is odd");
   expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int4g64"},
                      "the int4 tensor-core family takes int4g128 only");
   expect_usage_error({"emit", "t128_r1_kw4_v16_u2_sk1_cs_ring", "--weights", "int4g128"},
