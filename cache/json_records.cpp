@@ -183,6 +183,14 @@ PeakRecord decode_peak(const Json& p, const std::string& where) {
 
 }  // namespace
 
+std::string json_text(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Json encode_document(const CacheDocument& doc) {
   Json tuned = Json::array();
   for (const TuneRecord& r : doc.tuned) tuned.push_back(encode_tuned(r));

@@ -29,6 +29,12 @@ using CacheDocument = gemvtune::CacheDocument;
 // and shallow enough that nothing recursive over the parsed value can run out of stack.
 inline constexpr int kMaxJsonDepth = 16;
 
+// The text of a JSON value as every --json answer and C API document prints it. Paths are
+// bytes on Linux and need not be UTF-8, which JSON text must be: invalid bytes are written as
+// U+FFFD, where dump() would throw after the work the document reports on was done.
+std::string json_text(const Json& j, int indent = -1);
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 Json encode_document(const CacheDocument& doc);
 // Parses JSON text, refusing nesting deeper than kMaxJsonDepth while reading (InvalidArgument)
 // before a deep value is ever built. Malformed text throws Json::exception.

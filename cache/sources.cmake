@@ -12,4 +12,5 @@ target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/cache/peak_rows.cpp
   ${CMAKE_SOURCE_DIR}/cache/tuning_cache.cpp
   ${CMAKE_SOURCE_DIR}/cache/json_records.cpp
-  ${CMAKE_SOURCE_DIR}/cache/json_io.cpp)
+  ${CMAKE_SOURCE_DIR}/cache/json_io.cpp
+  ${CMAKE_SOURCE_DIR}/cache/output_file.cpp)

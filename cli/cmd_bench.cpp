@@ -14,6 +14,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "cache/json_records.hpp"
 #include "bench/cublas_gemv.hpp"
 #include "cli/batch_option.hpp"
 #include "cli/weights_option.hpp"
@@ -199,7 +200,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     out["geomean_eager_vs_cublas"] = geomean(ratios[0].eager);
     out["geomean_default_graph_vs_cublas"] = geomean(ratios[0].default_graph);
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << cache::json_text(out, 2) << "\n";
   return kOk;
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cache/json_records.hpp"
 #include "cli/batch_option.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
@@ -295,7 +296,7 @@ int cmd_explain(const std::vector<std::string>& args) {
       j["measured"] = nullptr;
       j["measured_skipped"] = meas.skipped;
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << cache::json_text(j, 2) << "\n";
     return cubin ? kOk : kRuntimeError;
   }
 

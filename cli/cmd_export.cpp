@@ -5,10 +5,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "cache/output_file.hpp"
 #include "cache/text.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
-#include "cli/output_file.hpp"
 #include "gemvtune/error.hpp"
 
 namespace gemvtune::cli {
@@ -31,7 +31,12 @@ int cmd_export(const std::vector<std::string>& args) {
 
   std::ostringstream text;
   const TuningCache::ExportStats stats = cache.export_json(text);
-  write_output(out_path, text.str());
+  if (out_path == "-") {
+    std::cout << text.str() << std::flush;
+    if (!std::cout) throw Error("cannot write to stdout");
+  } else {
+    cache::write_output_file(out_path, text.str());
+  }
   warn_skipped(cache.path(), stats.skipped, "left out of the export");
   if (out_path != "-")
     std::cerr << "exported " << stats.tuned << " tuned entries and " << stats.peaks << " read ceilings from "

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <set>
 
+#include "cache/json_records.hpp"
 #include "cli/cache_commands.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/text_table.hpp"
@@ -44,7 +45,7 @@ int cmd_list(const std::vector<std::string>& args) {
     Json tuned = Json::array(), ceilings = Json::array();
     for (const TuneRecord& r : records) tuned.push_back(record_json(r, false));
     for (const PeakRecord& p : peaks) ceilings.push_back(peak_json(p));
-    std::cout << Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings}}.dump(2)
+    std::cout << cache::json_text(Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings}}, 2)
               << "\n";
     return kOk;
   }

@@ -60,7 +60,7 @@ int cmd_query(const std::vector<std::string>& args) {
   const TuneJob job{shape, dtype, batch, weights};
 
   if (vm.count("json")) {
-    std::cout << report::query_json(job, gpu, r, path).dump(2) << "\n";
+    std::cout << cache::json_text(report::query_json(job, gpu, r, path), 2) << "\n";
     return kOk;
   }
   std::cout << to_string(job) << (batch > 1 ? " (M x N x K)" : "") << " on " << gpu.key() << " (templates "

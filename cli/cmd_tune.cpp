@@ -279,7 +279,7 @@ int cmd_tune(const std::vector<std::string>& args) {
     ++(o.status == JobStatus::tuned ? tuned : o.status == JobStatus::skipped ? skipped : failed);
 
   if (json) {
-    std::cout << report::tune_run_json(outcomes, path, options.strategy, seconds).dump(2) << "\n";
+    std::cout << cache::json_text(report::tune_run_json(outcomes, path, options.strategy, seconds), 2) << "\n";
   } else if (tuned == 0 && failed == 0) {
     std::cout << "nothing to do: all " << outcomes.size() << " shapes already tuned in " << path << "\n";
   } else {

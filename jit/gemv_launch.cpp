@@ -46,6 +46,10 @@ void check_quantized_operands(DType t, const GemvOperands& op, std::int64_t ldx)
   const auto f = [&] { return std::string(to_string(op.weights)); };
   if (!op.scales) throw InvalidArgument(f() + " weights need their scales (a non-null device pointer)");
   if (is_int4(op.weights) && !op.zeros) throw InvalidArgument(f() + " weights need their zeros (a non-null device pointer)");
+  // int8 and fp8 are symmetric: a zeros pointer given for them would be ignored, and the caller
+  // who passed it expects zero points to be applied.
+  if (!is_int4(op.weights) && op.zeros)
+    throw InvalidArgument(f() + " weights have no zero points (they are symmetric): pass null zeros");
   const std::uintptr_t factor = is_int4(op.weights) ? dtype_size(t) : 4;
   if (op.scales % factor || op.zeros % factor)
     throw InvalidArgument(f() + " scales and zeros must be aligned to their " + std::to_string(factor) + "-byte elements");
@@ -67,6 +71,11 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op) {
   check_batch(op.m);
   check_config(c, t, op.shape, op.m, op.weights);
   const std::int64_t ldx = op.ldx ? op.ldx : op.shape.k, ldy = op.ldy ? op.ldy : op.shape.n;
+  // One row of X and Y is read without its stride, so ldx < K and ldy < N only matter when m > 1;
+  // a negative stride is wrong whatever m is.
+  if (op.ldx < 0 || op.ldy < 0)
+    throw InvalidArgument("row strides ldx=" + std::to_string(op.ldx) + " and ldy=" + std::to_string(op.ldy) +
+                          " must not be negative (0 means K and N)");
   if (op.m > 1 && (ldx < op.shape.k || ldx > kMaxDim))
     throw InvalidArgument("row stride of X ldx=" + std::to_string(ldx) + " is outside K=" +
                           std::to_string(op.shape.k) + ".." + std::to_string(kMaxDim));

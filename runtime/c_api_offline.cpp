@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cache/json_records.hpp"
+#include "cache/output_file.hpp"
 #include "tuner/report_json.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/gemvtune.h"
@@ -87,9 +88,8 @@ gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
       for (const std::string& problem : cache.problems()) skipped.push_back(problem);
     }
     // "skipped": the rows this build cannot use (the CLI warns of them on stderr).
-    return Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings},
-                {"skipped", skipped}}
-        .dump(2);
+    return cache::json_text(Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings},
+                {"skipped", skipped}}, 2);
   });
 }
 
@@ -103,29 +103,13 @@ gemvtune_status gemvtune_cache_export(const char* db, const char* out_path, char
     std::error_code ec;
     if (std::filesystem::equivalent(target, cache.path(), ec))
       throw InvalidArgument("out '" + target + "' is the cache itself; writing JSON there would destroy it");
-    // Written beside the target and renamed into place, so a failed export never leaves a
-    // truncated file where a good one was.
-    const std::string partial = target + ".partial";
-    {
-      std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-      if (!out) throw Error("cannot write '" + partial + "': " + std::strerror(errno));
-      out << text.str();
-      out.close();
-      if (!out) {
-        std::remove(partial.c_str());
-        throw Error("writing '" + partial + "' failed");
-      }
-    }
-    if (std::rename(partial.c_str(), target.c_str()) != 0) {
-      const std::string why = std::strerror(errno);
-      std::remove(partial.c_str());
-      throw Error("cannot rename '" + partial + "' to '" + target + "': " + why);
-    }
+    // The CLI's writer: a regular file replaced atomically keeping its mode, a symlink, FIFO or
+    // device written through, never renamed over.
+    cache::write_output_file(target, text.str());
     Json skipped = Json::array();
     for (const std::string& row : stats.skipped) skipped.push_back(row);
-    return Json{{"db", cache.path()}, {"out", target}, {"tuned", stats.tuned}, {"peaks", stats.peaks},
-                {"skipped", skipped}}
-        .dump(2);
+    return cache::json_text(Json{{"db", cache.path()}, {"out", target}, {"tuned", stats.tuned}, {"peaks", stats.peaks},
+                {"skipped", skipped}}, 2);
   });
 }
 
@@ -143,9 +127,8 @@ gemvtune_status gemvtune_cache_import(const char* db, const char* path, char** j
     const CacheDocument doc = read_cache_json(file, file_path);
     TuningCache cache(capi::db_path(db), CacheMode::read_write);
     const TuningCache::ImportStats stats = cache.import_document(doc);
-    return Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
-                {"kept", stats.kept}}
-        .dump(2);
+    return cache::json_text(Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
+                {"kept", stats.kept}}, 2);
   });
 }
 
@@ -158,7 +141,7 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
     std::optional<TuningCache> cache;  // no cache file yet: the model's default
     if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
     const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m), p.weights);
-    return report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m), p.weights}, gpu, r, path).dump(2);
+    return cache::json_text(report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m), p.weights}, gpu, r, path), 2);
   });
 }
 
@@ -170,14 +153,13 @@ gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
     TuningCache cache(path, CacheMode::read_write);
     const std::optional<PeakRecord> before = cache.peak(p.gpu);
     cache.store_peak(p);
-    return Json{{"db", path},
+    return cache::json_text(Json{{"db", path},
                 {"gpu", p.gpu.key()},
                 {"gbps", p.gbps},
                 {"bytes", p.bytes},
                 {"runs", PeakOptions{}.runs},
                 {"previous_gbps", before ? Json(before->gbps) : Json(nullptr)},
-                {"peak", report::peak_json(p)}}
-        .dump(2);
+                {"peak", report::peak_json(p)}}, 2);
   });
 }
 
@@ -185,14 +167,14 @@ gemvtune_status gemvtune_presets(char** json_out) {
   return capi::answer("gemvtune_presets", json_out, [] {
     Json out = Json::array();
     for (const Preset& p : presets()) out.push_back(report::preset_json(p));
-    return out.dump(2);
+    return cache::json_text(out, 2);
   });
 }
 
 gemvtune_status gemvtune_find_preset(const char* name, char** json_out) {
   return capi::answer("gemvtune_find_preset", json_out, [&] {
     if (!name) throw InvalidArgument("gemvtune_find_preset: name is NULL");
-    return report::preset_json(find_preset(name)).dump(2);
+    return cache::json_text(report::preset_json(find_preset(name)), 2);
   });
 }
 
@@ -213,7 +195,7 @@ gemvtune_status gemvtune_read_shape_file(const char* path, char** json_out) {
     if (!path) throw InvalidArgument("gemvtune_read_shape_file: path is NULL");
     Json out = Json::array();
     for (const Shape& s : read_shape_file(path)) out.push_back(Json{{"n", s.n}, {"k", s.k}});
-    return out.dump();
+    return cache::json_text(out);
   });
 }
 
@@ -254,7 +236,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     std::mutex emit_mutex;
     auto emit = [&](const Json& event) {
       if (!given.on_event) return;
-      const std::string text = event.dump();
+      const std::string text = cache::json_text(event);
       std::lock_guard<std::mutex> lock(emit_mutex);
       given.on_event(text.c_str(), given.user);
     };
@@ -285,7 +267,7 @@ gemvtune_status gemvtune_tune(const gemvtune_problem* problems, size_t count, co
     const auto started = std::chrono::steady_clock::now();
     const std::vector<JobOutcome> outcomes = tune_on_devices(jobs, devices, path, tune_options, given.force != 0, callbacks);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return report::tune_run_json(outcomes, path, tune_options.strategy, seconds).dump(2);
+    return cache::json_text(report::tune_run_json(outcomes, path, tune_options.strategy, seconds), 2);
   });
 }
 

@@ -22,12 +22,13 @@ extern "C" {
 
 typedef enum gemvtune_status {
   GEMVTUNE_OK = 0,
-  GEMVTUNE_ERROR_INVALID_ARGUMENT = 1, /* bad shape, dtype text, pointer, null out pointer */
+  GEMVTUNE_ERROR_INVALID_ARGUMENT = 1, /* bad shape, dtype text, pointer, null out pointer, an
+                                          output path that cannot be written */
   GEMVTUNE_ERROR_NO_GPU = 2,           /* no CUDA driver or no GPU */
   GEMVTUNE_ERROR_CUDA = 3,             /* a CUDA driver call failed */
   GEMVTUNE_ERROR_COMPILE = 4,          /* NVRTC failed; the message carries its log */
   GEMVTUNE_ERROR_CACHE = 5,            /* the tuning cache file exists but cannot be used */
-  GEMVTUNE_ERROR_INTERNAL = 6          /* anything else (out of memory, a bug) */
+  GEMVTUNE_ERROR_INTERNAL = 6          /* anything else (out of memory, a full disk, a bug) */
 } gemvtune_status;
 
 typedef struct gemvtune_runtime gemvtune_runtime;
@@ -162,8 +163,10 @@ GEMVTUNE_API gemvtune_status gemvtune_device_count(int* out);
 GEMVTUNE_API gemvtune_status gemvtune_cache_list(const char* db, char** json_out);
 
 /* `gemvtune export`: out_path NULL or "": the document itself in *json_out; otherwise the
- * document is written to out_path (beside it, then renamed into place) and *json_out is
- * {"db", "out", "tuned", "peaks", "skipped"} (entries written, rows left out). */
+ * document is written to out_path as `export --out` writes it (a regular file or a new path
+ * replaced atomically, keeping the old file's mode; a symlink, FIFO or device written through)
+ * and *json_out is {"db", "out", "tuned", "peaks", "skipped"} (entries written, rows left out).
+ * JSON answers hold paths as text: bytes of a path that are not UTF-8 read as U+FFFD. */
 GEMVTUNE_API gemvtune_status gemvtune_cache_export(const char* db, const char* out_path,
                                                    char** json_out);
 

@@ -41,6 +41,37 @@ TEST(GemvOperands, BadInputsAreRefusedWithReasons) {
   EXPECT_THROW(jit::check_operands(bad, DType::bf16, fake({64, 129}, 129)), InvalidArgument);
 }
 
+// Quantized operands: scales always, zeros for int4 only (int8 and fp8 have none, and a zeros
+// pointer given for them would be silently ignored); strides never negative, whatever m is.
+TEST(GemvOperands, QuantizedZerosAndNegativeStridesAreRefused) {
+  const KernelConfig c8 = parse_config("t128_r1_kw1_v16_u2_sk1_cs");
+  jit::GemvOperands op = fake({64, 4096}, 4096);
+  op.weights = WeightFormat::int8;
+  op.scales = 32768;
+  EXPECT_NO_THROW(jit::check_operands(c8, DType::bf16, op));
+  op.zeros = 65536;
+  try {
+    jit::check_operands(c8, DType::bf16, op);
+    FAIL() << "int8 with zeros accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("int8 weights have no zero points"), std::string::npos) << e.what();
+  }
+  op.weights = WeightFormat::int4_g128;
+  EXPECT_NO_THROW(jit::check_operands(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, op));
+  op.zeros = 0;
+  EXPECT_THROW(jit::check_operands(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, op), InvalidArgument);
+
+  const KernelConfig c = parse_config("t128_r1_kw1_v16_u2_sk2_cs");
+  jit::GemvOperands dense = fake({64, 4096}, 4096);
+  dense.ldx = 1;  // m = 1 reads one row of X: its stride is not used
+  EXPECT_NO_THROW(jit::check_operands(c, DType::bf16, dense));
+  dense.ldx = -7;
+  EXPECT_THROW(jit::check_operands(c, DType::bf16, dense), InvalidArgument);
+  dense.ldx = 0;
+  dense.ldy = -1;
+  EXPECT_THROW(jit::check_operands(c, DType::bf16, dense), InvalidArgument);
+}
+
 TEST(GemvOperandsGpu, MisalignedPointersUseANarrowerVectorCorrectly) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);

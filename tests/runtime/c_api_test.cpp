@@ -1,6 +1,9 @@
 // The C API without a GPU: errors come back as statuses with a message, never as a crash.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstddef>
 
 #include <cstdio>
@@ -241,6 +244,74 @@ TEST(CApi, CacheCommandsWithoutAGpu) {
     EXPECT_EQ(gemvtune_device_count(&count), GEMVTUNE_ERROR_NO_GPU);
   }
   EXPECT_EQ(gemvtune_cache_list(db.c_str(), nullptr), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+std::string read_text(const std::string& path) {
+  std::string text;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[4096];
+    for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, got);
+    std::fclose(f);
+  }
+  return text;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+// gemvtune_cache_export writes as `gemvtune export --out` does (one writer): a symlink stays a
+// symlink and its target gets the document, a regular file keeps its mode, a file the user
+// named <out>.partial is not touched, and an out path in a missing directory is the caller's
+// InvalidArgument, not an internal error. It renamed a fixed <out>.partial over anything.
+// A cache path that is not UTF-8 (Linux paths are bytes) is answered, not failed after the
+// import it reports on was done.
+TEST(CApi, ExportWritesThroughSymlinksKeepsModesAndNonUtf8PathsAnswer) {
+  const std::string dir = ::testing::TempDir() + "gemvtune_c_api_export";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()), 0);
+  const std::string db = dir + "/c.sqlite", doc = dir + "/in.json";
+  write_text(doc, "{\"format\": \"gemvtune-cache\", \"format_version\": 1, \"tuned\": [], \"peaks\": []}");
+  char* json = nullptr;
+  ASSERT_EQ(gemvtune_cache_import(db.c_str(), doc.c_str(), &json), GEMVTUNE_OK) << last_error();
+  gemvtune_free(json);
+  ASSERT_EQ(gemvtune_cache_export(db.c_str(), nullptr, &json), GEMVTUNE_OK) << last_error();
+  const std::string document = json;
+  gemvtune_free(json);
+
+  const std::string target = dir + "/target.json", link = dir + "/link.json";
+  write_text(target, "keep me");
+  ASSERT_EQ(::symlink("target.json", link.c_str()), 0);
+  ASSERT_EQ(gemvtune_cache_export(db.c_str(), link.c_str(), &json), GEMVTUNE_OK) << last_error();
+  gemvtune_free(json);
+  struct stat st {};
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the symlink became a plain file";
+  EXPECT_EQ(read_text(target), document);
+
+  const std::string private_file = dir + "/private.json", partial = private_file + ".partial";
+  write_text(private_file, "secret");
+  ASSERT_EQ(::chmod(private_file.c_str(), 0600), 0);
+  write_text(partial, "the user's own file");
+  ASSERT_EQ(gemvtune_cache_export(db.c_str(), private_file.c_str(), &json), GEMVTUNE_OK) << last_error();
+  gemvtune_free(json);
+  ASSERT_EQ(::stat(private_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(read_text(private_file), document);
+  EXPECT_EQ(read_text(partial), "the user's own file");
+
+  EXPECT_EQ(gemvtune_cache_export(db.c_str(), (dir + "/missing/x.json").c_str(), &json),
+            GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("missing/x.json"), std::string::npos) << last_error();
+
+  const std::string latin1 = dir + "/caf\xe9.sqlite";
+  ASSERT_EQ(gemvtune_cache_import(latin1.c_str(), doc.c_str(), &json), GEMVTUNE_OK) << last_error();
+  EXPECT_NE(std::string(json).find("caf\xef\xbf\xbd.sqlite"), std::string::npos) << json;  // U+FFFD
+  gemvtune_free(json);
+  ASSERT_EQ(gemvtune_cache_list(latin1.c_str(), &json), GEMVTUNE_OK) << last_error();
+  gemvtune_free(json);
 }
 
 // The struct entry points on a GPU: a batch-4 plan from gemvtune_plan_create_ex launched

@@ -1,9 +1,9 @@
-// write_output (see output_file.hpp). The atomic case writes a unique temporary file beside
+// write_output_file (see output_file.hpp). The atomic case writes a unique temporary file beside
 // the target and renames it over the target, so an interrupted export never leaves a
 // truncated backup where a good one was. Renaming over anything but a regular file would
 // replace it: a symlink would become a plain file, and as root `--out /dev/null` would
 // replace /dev/null; such targets are opened and written instead.
-#include "cli/output_file.hpp"
+#include "cache/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,12 +12,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 
 #include "cache/text.hpp"
 #include "gemvtune/error.hpp"
 
-namespace gemvtune::cli {
+namespace gemvtune::cache {
 namespace {
 
 // Closes on destruction and, while `temporary`, unlinks the file too.
@@ -46,8 +45,16 @@ class OutputFd {
   bool temporary_;
 };
 
+// Where the path itself is at fault (the caller can fix it) the error is InvalidArgument;
+// a write that fails on a good path (ENOSPC, EIO) is an Error.
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
-  throw Error("cannot " + what + " '" + cache::abbreviated(path, 1000) + "': " + std::strerror(error));
+  const std::string message = "cannot " + what + " '" + abbreviated(path, 1000) + "': " + std::strerror(error);
+  switch (error) {
+    case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EROFS: case EISDIR: case ENAMETOOLONG: case ELOOP:
+      throw InvalidArgument(message);
+    default:
+      throw Error(message);
+  }
 }
 
 void write_all(int fd, const std::string& text, const std::string& path) {
@@ -92,19 +99,15 @@ void write_in_place(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-void write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    if (!std::cout) throw Error("cannot write to stdout");
-    return;
-  }
+void write_output_file(const std::string& path, const std::string& text) {
+  if (path.empty()) throw InvalidArgument("the output path is empty");
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) fail("inspect", path, errno);
     replace_atomically(path, text, nullptr);
     return;
   }
-  if (S_ISDIR(st.st_mode)) throw Error("cannot write '" + cache::abbreviated(path, 1000) + "': it is a directory");
+  if (S_ISDIR(st.st_mode)) throw InvalidArgument("cannot write '" + abbreviated(path, 1000) + "': it is a directory");
   if (S_ISREG(st.st_mode)) {
     replace_atomically(path, text, &st);
     return;
@@ -112,4 +115,4 @@ void write_output(const std::string& path, const std::string& text) {
   write_in_place(path, text);
 }
 
-}  // namespace gemvtune::cli
+}  // namespace gemvtune::cache
