@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "cache/text.hpp"
 #include "gemvtune/error.hpp"
@@ -113,6 +114,30 @@ void write_output_file(const std::string& path, const std::string& text) {
     return;
   }
   write_in_place(path, text);
+}
+
+void refuse_cache_files_as_output(const std::string& option, const std::string& out, const std::string& cache_path) {
+  namespace fs = std::filesystem;
+  struct Side {
+    const char* suffix;
+    const char* what;
+  };
+  static constexpr Side kSides[] = {{"", "the cache itself"},
+                                    {"-wal", "the cache's write-ahead log (it holds committed entries)"},
+                                    {"-shm", "the cache's shared-memory index"},
+                                    {"-journal", "the cache's rollback journal"}};
+  std::error_code ec;
+  // A file that does not exist yet is compared by its absolute path (a later writer may create it).
+  const fs::path out_abs = fs::weakly_canonical(out, ec);
+  for (const Side& side : kSides) {
+    const std::string file = cache_path + side.suffix;
+    std::error_code same_ec, abs_ec;
+    const bool same = fs::equivalent(out, file, same_ec) ||
+                      (!ec && fs::weakly_canonical(file, abs_ec) == out_abs && !abs_ec);
+    if (same)
+      throw InvalidArgument(option + " '" + abbreviated(out, 1000) + "' is " + side.what +
+                            "; writing JSON there would destroy it");
+  }
 }
 
 }  // namespace gemvtune::cache

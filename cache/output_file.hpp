@@ -13,4 +13,9 @@ namespace gemvtune::cache {
 // the old file as it was and no temporary file behind.
 void write_output_file(const std::string& path, const std::string& text);
 
+// Throws InvalidArgument when `out` names the cache at `cache_path` or one of the files SQLite
+// keeps beside it (-wal, -shm, -journal): the -wal holds committed entries not yet copied into
+// the cache, so writing a document there loses them. `option` names the argument ("--out").
+void refuse_cache_files_as_output(const std::string& option, const std::string& out, const std::string& cache_path);
+
 }  // namespace gemvtune::cache

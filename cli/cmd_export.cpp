@@ -25,9 +25,7 @@ int cmd_export(const std::vector<std::string>& args) {
   if (parse_or_help(args, desc, {}, vm, "gemvtune export [--db PATH] [--out FILE|-]")) return kOk;
   if (out_path.empty()) throw UsageError("--out is empty: give a file, or - for stdout");
   const TuningCache cache(db_path(db), CacheMode::read_only);
-  std::error_code ec;
-  if (out_path != "-" && std::filesystem::equivalent(out_path, cache.path(), ec))
-    throw UsageError("--out '" + cache::abbreviated(out_path, 1000) + "' is the cache itself; writing JSON there would destroy it");
+  if (out_path != "-") cache::refuse_cache_files_as_output("--out", out_path, cache.path());
 
   std::ostringstream text;
   const TuningCache::ExportStats stats = cache.export_json(text);

@@ -34,6 +34,14 @@ void print_usage(std::ostream& out) {
          "commands:\n";
   for (const auto& c : commands()) out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
 }
+// A command's answer is what a script reads: if stdout could not take it (a full disk, a closed
+// pipe's reader) the run failed, whatever the command returned.
+int with_stdout_checked(const std::string& who, int status) {
+  std::cout.flush();
+  if (std::cout) return status;
+  std::cerr << who << ": error: cannot write to stdout\n";
+  return status == kOk ? kRuntimeError : status;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,12 +52,13 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
-    return kOk;
+    return with_stdout_checked("gemvtune", kOk);
   }
   for (const auto& c : commands()) {
     if (args[0] != c.name) continue;
     try {
-      return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+      return with_stdout_checked("gemvtune " + std::string(c.name),
+                                 c.run(std::vector<std::string>(args.begin() + 1, args.end())));
     } catch (const UsageError& e) {
       std::cerr << "gemvtune " << c.name << ": " << short_message(e.what()) << "\n";
       return kUsageError;

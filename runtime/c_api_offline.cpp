@@ -100,9 +100,7 @@ gemvtune_status gemvtune_cache_export(const char* db, const char* out_path, char
     const TuningCache::ExportStats stats = cache.export_json(text);
     if (!out_path || !*out_path) return text.str();
     const std::string target = out_path;
-    std::error_code ec;
-    if (std::filesystem::equivalent(target, cache.path(), ec))
-      throw InvalidArgument("out '" + target + "' is the cache itself; writing JSON there would destroy it");
+    cache::refuse_cache_files_as_output("out", target, cache.path());
     // The CLI's writer: a regular file replaced atomically keeping its mode, a symlink, FIFO or
     // device written through, never renamed over.
     cache::write_output_file(target, text.str());

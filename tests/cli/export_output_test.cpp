@@ -115,7 +115,38 @@ TEST_F(Export, ADirectoryOrTheCacheItselfIsRefusedAndLeftAlone) {
   const CliResult to_cache = run({"export", "--db", db, "--out", db});
   EXPECT_EQ(to_cache.status, 2) << shown(to_cache);
   EXPECT_TRUE(contains(to_cache.err, "is the cache itself")) << shown(to_cache);
+  // SQLite's files beside the cache, there or not: the -wal holds committed entries that an
+  // export written over it destroyed.
+  for (const char* side : {"-wal", "-shm", "-journal"}) {
+    const CliResult r = run({"export", "--db", db, "--out", db + side});
+    EXPECT_EQ(r.status, 2) << side << ": " << shown(r);
+    EXPECT_TRUE(contains(r.err, "writing JSON there would destroy it")) << shown(r);
+  }
   EXPECT_TRUE(files() == before);
+}
+
+// A cache's file is refused by any name that reaches it (relative, through "..").
+TEST_F(Export, TheCacheIsRefusedByAnyPathToIt) {
+  fs::create_directory(dir.file("sub"));
+  const std::string roundabout = dir.file("sub") + "/../cache.sqlite-wal";
+  const CliResult r = run({"export", "--db", db, "--out", roundabout});
+  EXPECT_EQ(r.status, 2) << shown(r);
+  EXPECT_TRUE(contains(r.err, "write-ahead log")) << shown(r);
+}
+
+// Every command's answer on stdout: a stdout that cannot take it (a full disk) fails the run.
+TEST_F(Export, AnAnswerStdoutCannotTakeFailsTheRun) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"list", "--db", db, "--json"}, std::vector<std::string>{"--help"},
+        std::vector<std::string>{"emit", "t128_r2_kw1_v16_u4_sk1_cs"}}) {
+    std::string command = "'" + cli_path() + "'";
+    for (const std::string& a : args) command += " '" + a + "'";
+    command += " > /dev/full 2> /dev/null";
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << command;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << command;
+  }
 }
 
 }  // namespace
