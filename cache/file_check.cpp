@@ -33,19 +33,19 @@ void check_healthy_sqlite(const Connection& conn) {
   // Reading the schema cookie makes SQLite read and validate the file header.
   int rc = collect_rows(db, "PRAGMA schema_version", rows);
   if ((rc & 0xff) == SQLITE_NOTADB) {
-    throw_sqlite_error(conn.path(), "is not a SQLite database", db);
+    throw_sqlite_error(conn, "is not a SQLite database");
   }
   if ((rc & 0xff) == SQLITE_CORRUPT) {
-    throw_sqlite_error(conn.path(), "is a corrupt SQLite database", db);
+    throw_sqlite_error(conn, "is a corrupt SQLite database");
   }
-  if (rc != SQLITE_OK) throw_sqlite_error(conn.path(), "cannot read the database", db);
+  if (rc != SQLITE_OK) throw_sqlite_error(conn, "cannot read the database");
 
   rows.clear();
   rc = collect_rows(db, "PRAGMA quick_check", rows);
   if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
-    throw_sqlite_error(conn.path(), "is a corrupt SQLite database", db);
+    throw_sqlite_error(conn, "is a corrupt SQLite database");
   }
-  if (rc != SQLITE_OK) throw_sqlite_error(conn.path(), "cannot check the database", db);
+  if (rc != SQLITE_OK) throw_sqlite_error(conn, "cannot check the database");
   if (rows != "ok") {
     throw_cache_error(conn.path(), "is a corrupt SQLite database (quick_check: " + rows + ")");
   }

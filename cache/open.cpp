@@ -59,6 +59,10 @@ bool cannot_create_shm(const Connection& conn) {
   if (sqlite3_exec(conn.handle(), "PRAGMA schema_version", nullptr, nullptr, nullptr) == SQLITE_OK)
     return false;
   const int code = sqlite3_extended_errcode(conn.handle());
+  // Another process held a lock for the whole busy timeout: say so now, rather than wait as
+  // long again in check_healthy_sqlite and then report it.
+  if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)
+    throw_sqlite_error(conn, "cannot read the database");
   return code == SQLITE_READONLY_DIRECTORY || code == SQLITE_READONLY_CANTINIT;
 }
 

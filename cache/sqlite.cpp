@@ -40,6 +40,10 @@ void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3*
   throw_cache_error(path, message);
 }
 
+void throw_sqlite_error(const Connection& conn, std::string_view what) {
+  throw_sqlite_error(conn.path(), what, conn.handle(), conn.busy_timeout_ms());
+}
+
 // ---- Connection ----------------------------------------------------------------------
 
 namespace {
@@ -144,7 +148,7 @@ std::string Connection::query_text(std::string_view sql) const {
 
 void Connection::set_busy_timeout_ms(int ms) {
   if (sqlite3_busy_timeout(db_, ms) != SQLITE_OK)
-    throw_sqlite_error(path_, "cannot set busy timeout", db_);
+    throw_sqlite_error(path_, "cannot set busy timeout", db_, busy_timeout_ms_);
   busy_timeout_ms_ = ms;
 }
 
@@ -159,7 +163,7 @@ Statement::Statement(const Connection& conn, std::string_view sql) : conn_(&conn
     throw_cache_error(conn.path(), "SQL text too long");
   if (sqlite3_prepare_v2(conn.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_,
                          nullptr) != SQLITE_OK) {
-    throw_sqlite_error(conn.path(), "cannot prepare (" + std::string(sql) + ")", conn.handle());
+    throw_sqlite_error(conn, "cannot prepare (" + std::string(sql) + ")");
   }
 }
 
@@ -184,13 +188,13 @@ void Statement::finalize() noexcept {
 
 Statement& Statement::bind(int index, std::int64_t value) {
   if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK)
-    throw_sqlite_error(conn_->path(), "cannot bind parameter", conn_->handle());
+    throw_sqlite_error(*conn_, "cannot bind parameter");
   return *this;
 }
 
 Statement& Statement::bind(int index, double value) {
   if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK)
-    throw_sqlite_error(conn_->path(), "cannot bind parameter", conn_->handle());
+    throw_sqlite_error(*conn_, "cannot bind parameter");
   return *this;
 }
 
@@ -198,7 +202,7 @@ Statement& Statement::bind(int index, std::string_view value) {
   // SQLITE_TRANSIENT: SQLite copies the text, so the caller's buffer may go away.
   if (sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
                           SQLITE_UTF8) != SQLITE_OK)
-    throw_sqlite_error(conn_->path(), "cannot bind parameter", conn_->handle());
+    throw_sqlite_error(*conn_, "cannot bind parameter");
   return *this;
 }
 
@@ -206,8 +210,7 @@ bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw_sqlite_error(conn_->path(), std::string("statement failed (") + sqlite3_sql(stmt_) + ")",
-                     conn_->handle(), conn_->busy_timeout_ms());
+  throw_sqlite_error(*conn_, std::string("statement failed (") + sqlite3_sql(stmt_) + ")");
 }
 
 void Statement::run() {

@@ -10,14 +10,18 @@
 
 namespace gemvtune::cache {
 
-// Throws CacheError "cache <path>: <what>: <sqlite message>", with a hint when the cause is
-// another process holding the lock past the busy timeout.
+// Throws CacheError "cache <path>: <what>: <sqlite message>", with a hint naming the wait when
+// the cause is another process holding the lock past the busy timeout. With a Connection at
+// hand use the overload below it, which knows the timeout.
 [[noreturn]] void throw_sqlite_error(const std::string& path, std::string_view what, sqlite3* db,
-                                     int busy_timeout_ms = 0);
+                                     int busy_timeout_ms);
 // Throws CacheError "cache <path>: <what>".
 [[noreturn]] void throw_cache_error(const std::string& path, std::string_view what);
 
 class Statement;
+class Connection;
+// throw_sqlite_error for conn: its path, its last error and its busy timeout.
+[[noreturn]] void throw_sqlite_error(const Connection& conn, std::string_view what);
 
 // One open database handle. Movable, not copyable; closes on destruction.
 class Connection {

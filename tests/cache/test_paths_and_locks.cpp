@@ -4,6 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+
+#include "cache/file_check.hpp"
+#include "cache/open.hpp"
 #include "cache/sqlite.hpp"
 #include "cache_test_util.hpp"
 #include "gemvtune/error.hpp"
@@ -73,6 +77,41 @@ TEST(CacheLocks, ALockHeldPastTheTimeoutIsExplained) {
     EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
     EXPECT_NE(message.find("try again"), std::string::npos) << message;
   }
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+}
+
+// A reader blocked by a rollback-journal writer's exclusive lock: the message names the wait it
+// really made (it said "0 s", the checks not passing the connection's timeout), and opening
+// the cache waits once, where a probe and then the check each waited the whole timeout.
+TEST(CacheLocks, AReaderBlockedByAnExclusiveLockWaitsOnceAndSaysHowLong) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { TuningCache create(path, CacheMode::read_write); }
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  {
+    cache::Connection conn(path, SQLITE_OPEN_READONLY);
+    conn.set_busy_timeout_ms(200);
+    try {
+      cache::check_healthy_sqlite(conn);
+      ADD_FAILURE() << "read past an exclusive lock";
+    } catch (const CacheError& e) {
+      EXPECT_NE(std::string(e.what()).find("longer than the 200 ms this one waits"), std::string::npos) << e.what();
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    TuningCache reader(path, CacheMode::read_only);
+    ADD_FAILURE() << "opened past an exclusive lock";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("longer than the 10 s this one waits"), std::string::npos) << e.what();
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 1.5 * cache::kBusyTimeoutMs / 1000.0) << "waited the busy timeout twice";
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
 }
