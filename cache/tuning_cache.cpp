@@ -3,6 +3,7 @@
 // validation, transactions and the nearest-shape search.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <utility>
 
 #include "cache/cache_impl.hpp"
@@ -15,6 +16,12 @@ namespace gemvtune {
 
 TuningCache::TuningCache(const std::string& path, CacheMode mode)
     : impl_(std::make_unique<Impl>(Impl{cache::open_cache(path, mode), mode})) {}
+
+std::optional<TuningCache> TuningCache::open_if_present(const std::string& path) {
+  std::error_code unreadable;
+  if (!std::filesystem::exists(path, unreadable) && !unreadable) return std::nullopt;
+  return TuningCache(path, CacheMode::read_only);
+}
 
 TuningCache::~TuningCache() = default;
 TuningCache::TuningCache(TuningCache&&) noexcept = default;

@@ -1,5 +1,6 @@
-// --batch M on tune, query, run and bench: repeatable or comma-separated ("1,2,4,8,16"), each
-// 1..kMaxBatch. One parser so the four commands accept and refuse the same texts.
+// --batch M on tune, query, explain, run and bench: repeatable or comma-separated
+// ("1,2,4,8,16"), each 1..kMaxBatch (query and explain then take one). One parser so the
+// commands accept and refuse the same texts.
 #pragma once
 #include <algorithm>
 #include <charconv>

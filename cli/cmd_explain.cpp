@@ -158,7 +158,7 @@ int cmd_explain(const std::vector<std::string>& args) {
   std::optional<double> given_no_pdl_us;
   if (vm.count("measured-no-pdl-us")) {
     if (!given_us) throw UsageError("--measured-no-pdl-us goes with --measured-us (the PDL config's own time)");
-    given_no_pdl_us = parse_measured_us(no_pdl_text);
+    given_no_pdl_us = parse_measured_us(no_pdl_text, "--measured-no-pdl-us");
   }
   const bool gpu_given = vm.count("gpu") > 0;
   GpuIdentity gpu;
@@ -177,8 +177,7 @@ int cmd_explain(const std::vector<std::string>& args) {
     check_config(*given, dtype, shape, batch, weights);
   }
   const std::string path = db_path(db);
-  std::optional<TuningCache> cache;
-  if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
+  const std::optional<TuningCache> cache = TuningCache::open_if_present(path);
   std::string source = "--config";
   KernelConfig config;
   if (given) {

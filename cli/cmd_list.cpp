@@ -27,17 +27,14 @@ int cmd_list(const std::vector<std::string>& args) {
   std::vector<TuneRecord> records;
   std::vector<PeakRecord> peaks;
   std::vector<std::string> problems;
-  // No file yet: nothing tuned, not an error. A path that cannot even be looked at (too
-  // long, no permission) is for TuningCache to refuse with a message.
-  std::error_code unreadable;
-  if (std::filesystem::exists(path, unreadable) || unreadable) {
-    const TuningCache cache(path, CacheMode::read_only);
-    records = cache.list();
-    problems = cache.problems();
+  // No file yet: nothing tuned, not an error.
+  if (const std::optional<TuningCache> cache = TuningCache::open_if_present(path)) {
+    records = cache->list();
+    problems = cache->problems();
     std::set<std::string> seen;
     for (const TuneRecord& r : records)
       if (seen.insert(r.key.gpu.key()).second)
-        if (auto p = cache.peak(r.key.gpu)) peaks.push_back(*p);
+        if (auto p = cache->peak(r.key.gpu)) peaks.push_back(*p);
   }
 
   warn_skipped(path, problems, "not listed");

@@ -54,8 +54,7 @@ int cmd_query(const std::vector<std::string>& args) {
   const std::string path = db_path(db);
 
   // No cache file yet is a normal state (nothing tuned): the answer is the model's default.
-  std::optional<TuningCache> cache;
-  if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
+  const std::optional<TuningCache> cache = TuningCache::open_if_present(path);
   const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch, weights);
   const TuneJob job{shape, dtype, batch, weights};
 

@@ -3,6 +3,7 @@
 // one or more batch sizes.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/batch_option.hpp"
 #include "cli/weights_option.hpp"
@@ -43,6 +44,12 @@ int cmd_run(const std::vector<std::string>& args) {
   if (ldx == 0) ldx = shape.k;
   if (ldx < shape.k) throw UsageError("--ldx " + std::to_string(ldx) + " is smaller than K=" + std::to_string(shape.k));
   check_weights_fit("run", to_string(TuneJob{shape, dtype, 1, weights}), weights, dtype, shape, ld);
+  // A given config is checked against every M before the GPU is touched, as the other arguments are.
+  std::optional<KernelConfig> given;
+  if (vm.count("config")) {
+    given = parse_config(config_text);
+    for (int m : batches) check_config(*given, dtype, shape, m, weights);
+  }
 
   jit::Context ctx(device);
   jit::LoadedKernels kernels(ctx);
@@ -50,8 +57,8 @@ int cmd_run(const std::vector<std::string>& args) {
   bool all_ok = true;
   for (int m : batches) {
     KernelConfig config;
-    if (vm.count("config")) {
-      config = parse_config(config_text);
+    if (given) {
+      config = *given;
     } else {
       GpuModelParams gpu;
       gpu.sm_count = ctx.info().id.sm_count;

@@ -28,9 +28,15 @@ std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
 
 namespace {
 // Parses a whole decimal field; returns false on anything else (signs, spaces, overflow).
+// A run of digits; one too long for int64 reads as kMaxDim + 1, so the caller says it is too
+// large rather than "not a positive integer".
 bool parse_dim(std::string_view s, std::int64_t& out) {
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec == std::errc::result_out_of_range && end == s.data() + s.size()) {
+    out = static_cast<std::int64_t>(kMaxDim) + 1;
+    return true;
+  }
   return ec == std::errc() && end == s.data() + s.size();
 }
 }  // namespace

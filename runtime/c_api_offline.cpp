@@ -77,15 +77,14 @@ gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
   return capi::answer("gemvtune_cache_list", json_out, [&] {
     const std::string path = capi::db_path(db);
     Json tuned = Json::array(), ceilings = Json::array(), skipped = Json::array();
-    if (std::filesystem::exists(path)) {  // no file yet: nothing tuned, not an error
-      const TuningCache cache(path, CacheMode::read_only);
+    if (const std::optional<TuningCache> cache = TuningCache::open_if_present(path)) {  // none: nothing tuned
       std::set<std::string> seen;
-      for (const TuneRecord& r : cache.list()) {
+      for (const TuneRecord& r : cache->list()) {
         tuned.push_back(report::record_json(r, false));
         if (seen.insert(r.key.gpu.key()).second)
-          if (auto p = cache.peak(r.key.gpu)) ceilings.push_back(report::peak_json(*p));
+          if (auto p = cache->peak(r.key.gpu)) ceilings.push_back(report::peak_json(*p));
       }
-      for (const std::string& problem : cache.problems()) skipped.push_back(problem);
+      for (const std::string& problem : cache->problems()) skipped.push_back(problem);
     }
     // "skipped": the rows this build cannot use (the CLI warns of them on stderr).
     return cache::json_text(Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings},
@@ -136,8 +135,7 @@ gemvtune_status gemvtune_query(const char* db, const gemvtune_problem* problem, 
     const capi::CheckedProblem p = capi::check_problem(problem, "gemvtune_query");
     const GpuIdentity gpu = gpu_key && *gpu_key ? report::parse_gpu_key(gpu_key) : jit::read_gpu_info(device).id;
     const std::string path = capi::db_path(db);
-    std::optional<TuningCache> cache;  // no cache file yet: the model's default
-    if (std::filesystem::exists(path)) cache.emplace(path, CacheMode::read_only);
+    const std::optional<TuningCache> cache = TuningCache::open_if_present(path);  // none: the model's default
     const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, p.shape, p.dtype, static_cast<int>(p.m), p.weights);
     return cache::json_text(report::query_json(TuneJob{p.shape, p.dtype, static_cast<int>(p.m), p.weights}, gpu, r, path), 2);
   });

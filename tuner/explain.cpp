@@ -77,15 +77,14 @@ Limiter choose_limiter(const LimiterCosts& costs, double model_share, std::optio
   return measured_share && unexplained_us > cost_of(considered, largest) ? Limiter::unmodelled : largest;
 }
 
-double parse_measured_us(const std::string& text) {
-  const std::string usage = "give microseconds per call of this config, a number > 0, e.g. --measured-us 27.9";
+double parse_measured_us(const std::string& text, const std::string& option) {
+  const std::string usage = "give microseconds per call of this config, a number > 0, e.g. " + option + " 27.9";
+  const std::string said = option + " '" + text + "'";
   char* end = nullptr;
   const double us = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0')
-    throw InvalidArgument("--measured-us '" + text + "' is not a number: " + usage);
-  if (!std::isfinite(us))
-    throw InvalidArgument("--measured-us '" + text + "' is not finite: " + usage);
-  if (!(us > 0)) throw InvalidArgument("--measured-us '" + text + "' is not > 0: " + usage);
+  if (text.empty() || end == text.c_str() || *end != '\0') throw InvalidArgument(said + " is not a number: " + usage);
+  if (!std::isfinite(us)) throw InvalidArgument(said + " is not finite: " + usage);
+  if (!(us > 0)) throw InvalidArgument(said + " is not > 0: " + usage);
   return us;
 }
 

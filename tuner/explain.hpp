@@ -80,8 +80,9 @@ struct MeasuredTime {
   // --measured-no-pdl-us: what PDL saves decides launch and ramp (choose_limiter).
   std::optional<double> no_pdl_us;
 };
-// `--measured-us` text to microseconds: a number, > 0 and finite, or InvalidArgument saying why.
-double parse_measured_us(const std::string& text);
+// `--measured-us` (or the option named) text to microseconds: a number, > 0 and finite, or
+// InvalidArgument naming the option and saying why.
+double parse_measured_us(const std::string& text, const std::string& option = "--measured-us");
 
 struct Explanation {
   KernelConfig config;

@@ -100,6 +100,10 @@ class TuningCache {
   // a gemvtune cache (not SQLite, corrupt, another program's database, a newer schema) is
   // checked read-only first and refused byte-identical.
   TuningCache(const std::string& path, CacheMode mode);
+  // For readers: no file at `path` yet is a normal state (nothing tuned) and gives nullopt;
+  // anything else opens read_only, so a path that cannot even be looked at (too long, no
+  // permission) is refused with the cache's message ("cache P: cannot stat: ...").
+  static std::optional<TuningCache> open_if_present(const std::string& path);
   ~TuningCache();
   TuningCache(TuningCache&&) noexcept;
   TuningCache& operator=(TuningCache&&) noexcept;

@@ -103,6 +103,10 @@ TEST_F(Cli, TuneArgumentErrors) {
   expect_usage_error({"explain", "--shape", "4096x4100", "--weights", "int4g32", "--gpu", "NVIDIA H200/132sm/cc9.0"},
                      "cannot explain 4096x4100 bf16 int4g32: int4g32 weights 4096x4100 (bf16 activations): K = 4100 is "
                      "not a multiple of the group size 32 of int4g32");
+  // run's --config is checked before the GPU too (here, with none, it said "no CUDA driver").
+  expect_usage_error({"run", "--shape", "4096x4096", "--config", "garbage"}, "bad config 'garbage'");
+  expect_usage_error({"run", "--shape", "4096x4096", "--batch", "1,4", "--config", "t128_r1_kw1_v16_u8_sk1_cs"},
+                     "m tile");
   expect_usage_error({"run", "--shape", "4096x4096", "--weights", "int4g128", "--ld", "4097"},
                      "cannot run 4096x4096 bf16 int4g128: int4g128 weights 4096x4096 (bf16 activations): ld = 4097 is odd");
   expect_usage_error({"emit", "tc_t128_r1_kw4_v16_u2_sk1_cs", "--weights", "int4g64"},
@@ -116,6 +120,21 @@ TEST_F(Cli, TuneArgumentErrors) {
   expect_usage_error({"tune", "--shape", "64x64", "--devices", "0,x"}, "bad --devices '0,x'");
   expect_usage_error({"tune", "--shape", "64x64", "--devices", "1,1"}, "listed twice");
   expect_usage_error({"tune", "--bogus"}, "unrecognised option '--bogus'");
+}
+
+// A --db that cannot even be looked at (a name past NAME_MAX) gets the cache's own message from
+// query and explain, as from list; they printed std::filesystem's exception text.
+TEST_F(Cli, ACacheThatCannotBeStatedIsNamedByEveryReader) {
+  const std::string db = ::testing::TempDir() + std::string(300, 'x') + "/c.sqlite";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"query", "--shape", "4096x4096", "--gpu", "NVIDIA H200/132sm/cc9.0", "--db", db},
+        std::vector<std::string>{"explain", "--shape", "4096x4096", "--gpu", "NVIDIA H200/132sm/cc9.0", "--db", db},
+        std::vector<std::string>{"list", "--db", db}}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 1) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "cannot stat: File name too long")) << args[0] << ": " << r.err;
+    EXPECT_FALSE(contains(r.err, "filesystem error")) << args[0] << ": " << r.err;
+  }
 }
 
 TEST_F(Cli, TuneShapeFileErrorNamesTheLine) {

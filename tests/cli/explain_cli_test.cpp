@@ -248,7 +248,7 @@ TEST_F(CliExplain, NoPdlTimeDecidesLaunchAndRamp) {
   for (const char* bad : {"0", "-3", "nan", "x"}) {
     r = run(with({"--measured-no-pdl-us", bad}));
     EXPECT_EQ(r.status, 2) << bad;
-    EXPECT_TRUE(contains(r.err, "--measured-us '")) << r.err;
+    EXPECT_TRUE(contains(r.err, "--measured-no-pdl-us '" + std::string(bad) + "'")) << r.err;  // not --measured-us
   }
 }
 

@@ -445,6 +445,15 @@ TEST(DTypeShape, Parse) {
   for (const char* bad : {"", "x", "4096", "4096x", "x4096", "0x5", "5x0", "-1x5", "5x-1", "4096 x 1",
                           "1e3x4", "99999999999x1", "4096x14336x1", "+5x5"})
     EXPECT_THROW(parse_shape(bad), InvalidArgument) << bad;
+  // Too large is said as such, even past int64 (it said "not a positive integer").
+  for (const char* huge : {"2147483648x1", "99999999999999999999x1", "1x99999999999999999999"}) {
+    try {
+      parse_shape(huge);
+      ADD_FAILURE() << huge;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("must be at most 2147483647"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_THROW(check_shape({0, 1}), InvalidArgument);
   EXPECT_THROW(check_shape({1, -4}), InvalidArgument);
 }

@@ -435,6 +435,14 @@ TEST(ParseMeasuredUs, RefusesZeroNegativeNanAndTextWithAClearMessage) {
     EXPECT_NE(m.find(b.says), std::string::npos) << b.text << ": " << m;
     EXPECT_NE(m.find("microseconds per call"), std::string::npos) << m;
   }
+  // The other option that takes a time is named in its own errors.
+  try {
+    parse_measured_us("0", "--measured-no-pdl-us");
+    ADD_FAILURE() << "0 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("--measured-no-pdl-us '0' is not > 0"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--measured-us"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Explain, RefusesAConfigInvalidForTheShape) {
