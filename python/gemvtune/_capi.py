@@ -8,6 +8,7 @@ it). Nothing here needs a GPU: the library loads the CUDA driver itself, at run 
 import ctypes
 import glob
 import json
+import operator
 import os
 import sys
 
@@ -182,11 +183,31 @@ for _name, (_restype, _argtypes) in _PROTOTYPES.items():
 # ---- helpers ----------------------------------------------------------------------------------------
 
 
-def text(value):
-    """str (or os.PathLike) to the bytes a const char* takes; None stays NULL."""
+def text(value, name):
+    """A str, bytes or os.PathLike argument as the bytes a const char* takes; None stays NULL.
+
+    str goes through os.fsencode, so a name os.listdir() returned with surrogate escapes (a
+    file name that is not UTF-8) reaches C as the bytes it came from; bytes are taken as they
+    are. Anything else raises InvalidArgument naming ``name``: calling str() on it would turn
+    b"x.sqlite" into the path "b'x.sqlite'" (a silently different file) and 42 into "42". A NUL
+    byte raises too, since C would read the string only up to it."""
     if value is None:
         return None
-    return os.fsencode(value) if isinstance(value, os.PathLike) else str(value).encode()
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        value = os.fsencode(value)
+    elif not isinstance(value, bytes):
+        raise errors.InvalidArgument(f"{name} must be a str, bytes or os.PathLike, got {type(value).__name__} "
+                                     f"{value!r}")
+    return no_nul(value, name)
+
+
+def no_nul(data, name):
+    """data (bytes), or InvalidArgument when it holds a NUL, where C would cut it short."""
+    if b"\0" in data:
+        raise errors.InvalidArgument(f"{name} {data!r} holds a NUL byte")
+    return data
 
 
 def error(status):
@@ -200,15 +221,49 @@ def check(status):
         raise error(status)
 
 
-def call_json(function, *args):
-    """Calls a C function whose last argument is char** json_out; returns the decoded JSON."""
+def _call_out(function, args):
+    """Calls a C function whose last argument is char** out; returns the bytes it wrote."""
     out = ctypes.c_void_p()
     check(function(*args, ctypes.byref(out)))
     try:
-        raw = ctypes.string_at(out.value).decode()
+        return ctypes.string_at(out.value)
     finally:
         lib.gemvtune_free(out)
-    return json.loads(raw) if raw[:1] in "[{" else raw
+
+
+def call_json(function, *args):
+    """Calls a C function whose last argument is char** json_out; returns the decoded JSON."""
+    return json.loads(_call_out(function, args).decode())
+
+
+def call_text(function, *args):
+    """Calls a C function whose last argument is char** out holding plain text (a path), not
+    JSON; returns it as a str (os.fsdecode: a path that is not UTF-8 comes back as text() takes
+    it). Which of the two a function returns is fixed by the function, so each call says it:
+    guessing from the first character read a path such as "[x].sqlite" as JSON."""
+    return os.fsdecode(_call_out(function, args))
+
+
+INT_MAX = 2**31 - 1  # a C int: device ordinals
+INT64_MAX = 2**63 - 1  # int64_t: sizes, strides
+
+
+def integer(value, name, low, high):
+    """value as an int in low..high, else InvalidArgument naming it. Every int given to a C
+    field goes through this: ctypes keeps only the low bits of an int outside the field's type,
+    so device 2**32 would run on device 0 and ld = 2**64 + 4096 would arrive as 4096."""
+    if isinstance(value, bool):  # an int to Python, never meant as a size or ordinal
+        raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}") from None
+    if value < low:
+        raise errors.InvalidArgument(f"{name} must not be negative, got {value}" if low == 0
+                                     else f"{name} = {value} is out of range ({low}..{high})")
+    if value > high:
+        raise errors.InvalidArgument(f"{name} = {value} is out of range ({low}..{high})")
+    return value
 
 
 def problem(n, k, dtype, m=1, weights=None, after=None):
@@ -216,16 +271,8 @@ def problem(n, k, dtype, m=1, weights=None, after=None):
     (n, k) of the GEMV just before this one in a decode step (gemvtune_tune ranks finalists
     right after it), or None."""
     after_n, after_k = after if after is not None else (0, 0)
-    sizes = []
-    for name, value in (("m", m), ("n", n), ("k", k), ("after n", after_n), ("after k", after_k)):
-        if isinstance(value, bool):
-            raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}")
-        try:
-            sizes.append(int(value.__index__()))
-        except (AttributeError, TypeError):
-            raise errors.InvalidArgument(f"{name} must be an integer, got {value!r}") from None
-        if not -(2**63) <= sizes[-1] < 2**63:
-            raise errors.InvalidArgument(f"{name} = {sizes[-1]} is out of range")
+    sizes = [integer(value, name, -INT64_MAX - 1, INT64_MAX)
+             for name, value in (("m", m), ("n", n), ("k", k), ("after n", after_n), ("after k", after_k))]
     if not isinstance(dtype, str):
         dtype = dtype_name(dtype)
     if weights is not None and not isinstance(weights, str):
@@ -233,14 +280,28 @@ def problem(n, k, dtype, m=1, weights=None, after=None):
     p = Problem()
     p.struct_size = ctypes.sizeof(Problem)
     p.m, p.n, p.k, p.after_n, p.after_k = sizes
-    p.dtype = dtype.encode()
-    p.weights = weights.encode() if weights else None
+    p.dtype = text(dtype, "dtype")
+    p.weights = text(weights, "weights") if weights else None
     return p
 
 
+_DTYPE_NAMES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}
+_dtype_name_of = {}  # dtype object -> its name: Plan.launch and gemvtune.torch ask on every call
+
+
 def dtype_name(dtype):
-    """"bf16", "fp16", "fp32" for strings and torch dtypes (by name, so torch is not imported)."""
+    """"bf16", "fp16", "fp32" for strings and torch dtypes (by name, so torch is not imported);
+    other torch dtypes by their name without "torch." ("int8", "uint8", "float8_e4m3fn")."""
     if isinstance(dtype, str):
         return dtype
+    try:
+        return _dtype_name_of[dtype]
+    except (KeyError, TypeError):  # not seen yet, or not hashable
+        pass
     name = str(dtype).replace("torch.", "")
-    return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}.get(name, name)
+    name = _DTYPE_NAMES.get(name, name)
+    try:
+        _dtype_name_of[dtype] = name
+    except TypeError:
+        pass
+    return name

@@ -2,8 +2,9 @@
 peak, with the same meaning, answers (the documents ``--json`` prints, as dicts) and error
 messages (raised as gemvtune.errors exceptions).
 
-``db`` is the cache file; None means the CLI's default ($GEMVTUNE_CACHE, else
-$XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else ~/.cache/gemvtune/gemvtune.sqlite).
+``db`` is the cache file (a str, bytes or os.PathLike, as every path here); None means the
+CLI's default ($GEMVTUNE_CACHE, else $XDG_CACHE_HOME/gemvtune/gemvtune.sqlite, else
+~/.cache/gemvtune/gemvtune.sqlite).
 """
 
 import ctypes
@@ -20,7 +21,7 @@ DEFAULT_PRESET = "llama-3.1-8b"
 
 def default_cache_path():
     """The cache file that db=None means."""
-    return _capi.call_json(_lib.gemvtune_default_cache_path)
+    return _capi.call_text(_lib.gemvtune_default_cache_path)
 
 
 def device_count():
@@ -39,7 +40,7 @@ def presets():
 def parse_shape(text):
     """"4096x14336" -> (4096, 14336), with the CLI's errors."""
     n, k = ctypes.c_int64(), ctypes.c_int64()
-    _capi.check(_lib.gemvtune_parse_shape(_capi.text(text), ctypes.byref(n), ctypes.byref(k)))
+    _capi.check(_lib.gemvtune_parse_shape(_capi.text(text, "shape"), ctypes.byref(n), ctypes.byref(k)))
     return n.value, k.value
 
 
@@ -51,6 +52,10 @@ def _shape(value):
     except (TypeError, ValueError):
         raise errors.InvalidArgument(f"bad shape {value!r}: expected 'NxK' or (n, k)") from None
     return n, k
+
+
+def _device(value, name):
+    return _capi.integer(value, name, 0, _capi.INT_MAX)  # a C int
 
 
 def _warn_skipped(doc, what):
@@ -65,22 +70,23 @@ def list_cache(db=None):
     """`gemvtune list --json`: {"db", "template_version", "tuned": [...], "peaks": [...],
     "skipped": [...]}. A missing cache file lists nothing. Rows this build cannot use are
     left out and named in "skipped" (with a warning, as the CLI warns on stderr)."""
-    return _warn_skipped(_capi.call_json(_lib.gemvtune_cache_list, _capi.text(db)), "were not listed")
+    return _warn_skipped(_capi.call_json(_lib.gemvtune_cache_list, _capi.text(db, "db")), "were not listed")
 
 
 def export_cache(out=None, db=None):
     """`gemvtune export`: with out=None, the export document (every winner with its
-    candidates, and the read ceilings); otherwise writes it to the file ``out`` (beside it,
-    then renamed into place) and returns {"db", "out", "tuned", "peaks", "skipped"} (entries
+    candidates, and the read ceilings); otherwise writes it to the file ``out`` as `gemvtune
+    export --out` does (a regular file replaced atomically, keeping its mode; a symlink, FIFO or
+    device written through; the cache's own files refused) and returns {"db", "out", "tuned", "peaks", "skipped"} (entries
     written, rows this build cannot use and so left out, with a warning)."""
-    doc = _capi.call_json(_lib.gemvtune_cache_export, _capi.text(db), _capi.text(out))
+    doc = _capi.call_json(_lib.gemvtune_cache_export, _capi.text(db, "db"), _capi.text(out, "out"))
     return _warn_skipped(doc, "were left out of the export") if out is not None else doc
 
 
 def import_cache(file, db=None):
     """`gemvtune import FILE`: merges an export into the cache (created when missing); for a key
     in both the faster entry stays. Returns {"db", "file", "added", "replaced", "kept"}."""
-    return _capi.call_json(_lib.gemvtune_cache_import, _capi.text(db), _capi.text(file))
+    return _capi.call_json(_lib.gemvtune_cache_import, _capi.text(db, "db"), _capi.text(file, "file"))
 
 
 def query(shape, dtype="bf16", *, m=1, db=None, device=0, gpu=None):
@@ -92,13 +98,14 @@ def query(shape, dtype="bf16", *, m=1, db=None, device=0, gpu=None):
     otherwise the GPU at ``device`` is read (needs the driver)."""
     n, k = _shape(shape)
     p = _capi.problem(n, k, dtype, m)
-    return _capi.call_json(_lib.gemvtune_query, _capi.text(db), ctypes.byref(p), int(device), _capi.text(gpu))
+    return _capi.call_json(_lib.gemvtune_query, _capi.text(db, "db"), ctypes.byref(p), _device(device, "device"),
+                           _capi.text(gpu, "gpu"))
 
 
 def peak(device=0, db=None):
     """`gemvtune peak`: measures the GPU's read ceiling (a streaming read of 4 GiB) and stores
     it in the cache: {"db", "gpu", "gbps", "bytes", "runs", "previous_gbps", "peak"}."""
-    return _capi.call_json(_lib.gemvtune_peak, _capi.text(db), int(device))
+    return _capi.call_json(_lib.gemvtune_peak, _capi.text(db, "db"), _device(device, "device"))
 
 
 def _print_event(event):
@@ -124,7 +131,7 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
          force=False, devices=(0,), progress=True, check=True, alone=False):
     """`gemvtune tune --json`: tunes shapes on the GPU and stores each winner in the cache.
 
-    shapes: 'NxK' strings or (n, k) pairs; preset: a preset name or a list of them;
+    shapes: 'NxK' strings or (n, k) pairs, or one 'NxK' string; preset: a preset name or a list of them;
     shapes_file: a file of NxK lines. With none of the three: the llama-3.1-8b preset.
     dtype: one dtype or a list; batch: one M (1..16) or a list. strategy: "model" or "exhaustive". Shapes already tuned are
     skipped unless force. devices: GPU ordinals to spread the shapes over, or "all".
@@ -138,7 +145,8 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
     ``result`` is that document; the other shapes were stored).
     """
     jobs = []  # (n, k, the call before in a decode step or None)
-    for s in shapes or []:
+    # One string is one shape, as one preset name is one preset (iterating it would parse "4").
+    for s in [shapes] if isinstance(shapes, str) else (shapes if shapes is not None else []):
         jobs.append((*_shape(s), None))
 
     def preset_jobs(name):
@@ -148,10 +156,13 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
                 for s in _capi.call_json(_lib.gemvtune_find_preset, name)["shapes"]]
 
     for name in [preset] if isinstance(preset, str) else (preset or []):
-        jobs += preset_jobs(_capi.text(name))
+        jobs += preset_jobs(_capi.text(name, "preset"))
     if shapes_file is not None:
-        jobs += [(s["n"], s["k"], None) for s in _capi.call_json(_lib.gemvtune_read_shape_file, _capi.text(shapes_file))]
-    if not shapes and preset is None and shapes_file is None:
+        jobs += [(s["n"], s["k"], None) for s in _capi.call_json(_lib.gemvtune_read_shape_file,
+                                                                      _capi.text(shapes_file, "shapes_file"))]
+    # Only where none of the three is given: an empty list (say, a filter that kept nothing) is
+    # "no shapes to tune", as an empty preset list or shape file is, not the default preset.
+    if shapes is None and preset is None and shapes_file is None:
         jobs = preset_jobs(DEFAULT_PRESET.encode())
     dtypes = [dtype] if isinstance(dtype, str) or not hasattr(dtype, "__iter__") else list(dtype)
     batches = list(batch) if hasattr(batch, "__iter__") else [batch]
@@ -159,7 +170,9 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
     array = (_capi.Problem * len(problems))(*problems)
     if devices == "all":
         devices = list(range(device_count()))
-    devices = [int(d) for d in ([devices] if isinstance(devices, int) else devices)]
+    if isinstance(devices, int):
+        devices = [devices]
+    devices = [_device(d, f"devices[{i}]") for i, d in enumerate(devices)]
 
     on_event = _print_event if progress is True else progress or None
     failures = []
@@ -172,8 +185,8 @@ def tune(shapes=None, *, preset=None, shapes_file=None, dtype="bf16", batch=1, s
 
     options = _capi.TuneOptions()
     options.struct_size = ctypes.sizeof(_capi.TuneOptions)
-    options.db = _capi.text(db)
-    options.strategy = _capi.text(strategy)
+    options.db = _capi.text(db, "db")
+    options.strategy = _capi.text(strategy, "strategy")
     device_array = (ctypes.c_int * len(devices))(*devices)
     options.devices = ctypes.cast(device_array, ctypes.POINTER(ctypes.c_int)) if devices else None
     options.device_count = len(devices)

@@ -8,8 +8,9 @@ points of ``gemvtune bench --json`` files beside them.
 The bytes of a point are its gbps x time_us (the bytes the tuner or bench counted for that
 call), so quantized formats and cuBLAS's dense weights each sit where their own traffic puts
 them. Needs matplotlib (``pip install matplotlib``; drawn with the Agg backend, no display).
-Errors (missing or empty cache, unknown GPU, unreadable bench file) print one line on stderr
-and exit with status 2.
+Errors (missing or empty cache, no entry with a positive rate and time, unknown GPU, unreadable
+bench file, an --out extension matplotlib cannot write) print one line on stderr and exit with
+status 2.
 """
 
 import argparse
@@ -151,9 +152,24 @@ def _label_places(points, shift):
 
 
 def render(out, gpu, peak, points, cublas=(), bench_ceiling=None, title=None):
-    """Draws the picture into the file ``out`` (its format from the extension: .png, .svg, .pdf)."""
+    """Draws the picture into the file ``out`` (its format from the extension: .png, .svg, .pdf).
+    Raises RooflineError where there is nothing to draw or ``out``'s format is not one
+    matplotlib writes, before drawing anything."""
+    if not points and not cublas:
+        # load_cache keeps only entries with a positive rate and time: a cache whose entries
+        # for this GPU all have gbps 0 (the import allows it) leaves none, and no panels.
+        raise RooflineError(f"no entries of {gpu} with a positive rate and time to plot")
     plt = _pyplot()
     from matplotlib.lines import Line2D
+
+    # savefig would raise ValueError for an extension it has no writer for, after the drawing;
+    # a name without one is written as PNG under that very name.
+    from matplotlib.backend_bases import FigureCanvasBase
+    ext = os.path.splitext(os.fsdecode(out))[1][1:]
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext and ext.lower() not in formats:
+        raise RooflineError(f"cannot write {out}: .{ext} is not a picture format matplotlib writes (it writes "
+                            + ", ".join("." + f for f in sorted(formats)) + ")")
 
     panels = sorted({(p["dtype"], p["weights"]) for p in points} | {(p["dtype"], p["weights"]) for p in cublas},
                     key=lambda t: (t[0], t[1] != "dense", t[1]))  # dense first
@@ -217,7 +233,9 @@ def render(out, gpu, peak, points, cublas=(), bench_ceiling=None, title=None):
     axes.flat[0].legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
     fig.suptitle(title or f"gemvtune roofline: {gpu}", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97 if rows == 1 else 0.98))
-    fig.savefig(out, dpi=120)
+    # An explicit format: without one, a name with no extension would be written as name.png
+    # while main() reports the name it was given.
+    fig.savefig(out, dpi=120, format=ext.lower() or "png")
     plt.close(fig)
 
 

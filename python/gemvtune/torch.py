@@ -172,12 +172,13 @@ def _linear(x, weight):
             if status:
                 raise _capi.error(status)
         else:
-            plan.launch(weight, x2, y, _raw_stream(index), ld=ld, ldx=ldx, ldy=n)
+            # Pointers, not tensors: the operands were checked above, Plan.launch need not again.
+            plan.launch(weight.data_ptr(), x2.data_ptr(), y.data_ptr(), _raw_stream(index), ld=ld, ldx=ldx, ldy=n)
         return y
     previous = _current_device()  # the launch uses the current context, which must be the tensors' device's
     torch.cuda.set_device(index)
     try:
-        plan.launch(weight, x2, y, _raw_stream(index), ld=ld, ldx=ldx, ldy=n, m=m)
+        plan.launch(weight.data_ptr(), x2.data_ptr(), y.data_ptr(), _raw_stream(index), ld=ld, ldx=ldx, ldy=n, m=m)
     finally:
         torch.cuda.set_device(previous)
     return y

@@ -55,6 +55,29 @@ def test_runtime_plans_and_launches(torch_cuda, db):
         batched.launch(w, xs, ys, ldx=xs.stride(0), m=5)
 
 
+def test_launch_checks_tensors(torch_cuda, db):
+    # Tensors are checked against the plan (a CPU tensor once passed a host pointer to the
+    # kernel), and a 2-D tensor's stride(0) is its row stride unless one is given.
+    torch = torch_cuda
+    plan = gemvtune.Runtime(db, 0).plan(512, 1024, "bf16", m=2)
+    wide = torch.randn(512, 1536, device="cuda", dtype=torch.bfloat16) / 32
+    w = wide[:, :1024]  # a column slice: ld 1536
+    x = torch.randn(2, 1024, device="cuda", dtype=torch.bfloat16)
+    y = torch.zeros(2, 512, device="cuda", dtype=torch.bfloat16)
+    plan.launch(w, x, y, torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.nn.functional.linear(x, w), atol=3e-2, rtol=2e-2)
+    with pytest.raises(gemvtune.InvalidArgument, match="x is not on a CUDA device"):
+        plan.launch(w, x.cpu(), y)
+    with pytest.raises(gemvtune.InvalidArgument, match="x has dtype fp16, the plan needs bf16"):
+        plan.launch(w, x.half(), y)
+    with pytest.raises(gemvtune.InvalidArgument, match="y has 1 rows, the launch needs 2"):
+        plan.launch(w, x, y[:1])
+    with pytest.raises(gemvtune.InvalidArgument, match="w has stride 512 along its last dimension"):
+        plan.launch(torch.randn(1024, 512, device="cuda", dtype=torch.bfloat16).t(), x, y)  # (512, 1024), K strided
+    plan.close()
+
+
 def test_runtime_options(torch_cuda, tmp_path):
     rt = gemvtune.Runtime(str(tmp_path / "c.sqlite"), kernel_store=False, split_k=False, pdl=False)
     plan = rt.plan(1024, 4096, "fp16")

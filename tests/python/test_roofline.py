@@ -186,3 +186,34 @@ def test_one_label_per_shape_and_shapes_of_one_column_drawn_apart():
     # The column's two labels go under its lowest point, stacked.
     assert places[(4096, 14336)][0][1] == places[(14336, 4096)][0][1] == 3800
     assert sorted(p[1] for nk, p in places.items() if nk != (1024, 4096)) == [0, 1]
+
+
+def test_no_plottable_points_is_a_one_line_error(tmp_path, capsys):
+    # The import takes gbps 0; load_cache leaves such entries out, which once left render no
+    # panels and a ZeroDivisionError.
+    db = _make_cache(tmp_path, [(4096, 4096, 1, "dense", 9.0, 0.0)])
+    out = tmp_path / "x.png"
+    assert roofline.main(["--db", db, "--out", str(out)]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "no entries of NVIDIA H200/132sm/cc9.0 with a positive rate" in said
+    assert not out.exists()
+
+
+def test_unsupported_out_extension_is_a_one_line_error(tmp_path, capsys):
+    # savefig's ValueError came as a traceback, after the drawing.
+    db = _make_cache(tmp_path, ENTRIES[:1])
+    out = tmp_path / "roofline.xyz"
+    assert roofline.main(["--db", db, "--out", str(out)]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and ".xyz is not a picture format matplotlib writes" in said and ".png" in said
+    assert not out.exists()
+
+
+def test_a_name_without_an_extension_is_written_as_png_under_that_name(tmp_path, capsys):
+    # matplotlib appended ".png" to such a name while main() reported the name it was given.
+    db = _make_cache(tmp_path, ENTRIES[:1])
+    out = tmp_path / "roofline"
+    assert roofline.main(["--db", db, "--out", str(out)]) == 0
+    _assert_png(out)
+    assert not (tmp_path / "roofline.png").exists()
+    assert f"wrote {out}:" in capsys.readouterr().err
