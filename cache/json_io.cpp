@@ -97,7 +97,12 @@ TuningCache::ImportStats TuningCache::import_document(const CacheDocument& doc) 
   for (const PeakRecord& p : doc.peaks) {
     // A ceiling measurement can only underestimate, so the higher one is the better one.
     const std::optional<PeakRecord> existing = cache::load_peak(impl_->conn, p.gpu);
-    if (!existing || p.gbps > existing->gbps) cache::replace_peak(impl_->conn, p);
+    if (existing && !(p.gbps > existing->gbps)) {
+      ++stats.peaks_kept;
+      continue;
+    }
+    cache::replace_peak(impl_->conn, p);
+    ++(existing ? stats.peaks_raised : stats.peaks_added);
   }
   tx.commit();
   return stats;

@@ -84,7 +84,8 @@ void validate_key(const CacheKey& k) {
     default:
       fail("unknown dtype value " + std::to_string(static_cast<int>(k.dtype)));
   }
-  if (k.batch < 1) fail("batch must be >= 1, got " + std::to_string(k.batch));
+  if (k.batch < 1 || k.batch > kMaxBatch)
+    fail("batch " + std::to_string(k.batch) + " is outside 1.." + std::to_string(kMaxBatch));
   bool known_weights = false;
   for (WeightFormat f : kAllWeightFormats) known_weights |= f == k.weights;
   if (!known_weights) fail("unknown weight format value " + std::to_string(static_cast<int>(k.weights)));

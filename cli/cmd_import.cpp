@@ -48,7 +48,8 @@ int cmd_import(const std::vector<std::string>& args) {
   TuningCache cache(db_path(db), CacheMode::read_write);
   const TuningCache::ImportStats stats = cache.import_document(doc);
   std::cout << "imported " << (in_path == "-" ? "stdin" : in_path) << " into " << cache.path() << ": " << stats.added
-            << " added, " << stats.replaced << " replaced, " << stats.kept << " kept\n";
+            << " added, " << stats.replaced << " replaced, " << stats.kept << " kept; read ceilings: "
+            << stats.peaks_added << " added, " << stats.peaks_raised << " raised, " << stats.peaks_kept << " kept\n";
   return kOk;
 }
 

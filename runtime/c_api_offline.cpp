@@ -125,7 +125,9 @@ gemvtune_status gemvtune_cache_import(const char* db, const char* path, char** j
     TuningCache cache(capi::db_path(db), CacheMode::read_write);
     const TuningCache::ImportStats stats = cache.import_document(doc);
     return cache::json_text(Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
-                {"kept", stats.kept}}, 2);
+                {"kept", stats.kept},
+                                     {"peaks_added", stats.peaks_added}, {"peaks_raised", stats.peaks_raised},
+                                     {"peaks_kept", stats.peaks_kept}}, 2);
   });
 }
 

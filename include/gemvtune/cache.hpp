@@ -143,7 +143,9 @@ class TuningCache {
   ExportStats export_json(std::ostream& out) const;
 
   struct ImportStats {
-    int added = 0, replaced = 0, kept = 0;  // tuned entries; peaks are merged but not counted
+    int added = 0, replaced = 0, kept = 0;  // tuned entries
+    // Read ceilings: new GPUs, ceilings raised (the file's is higher), ceilings kept.
+    int peaks_added = 0, peaks_raised = 0, peaks_kept = 0;
   };
   // Merges a document into this cache in one transaction: for a key present in both, the
   // entry with the lower time_us stays (the existing one on a tie; an unusable existing row

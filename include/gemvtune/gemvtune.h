@@ -172,7 +172,8 @@ GEMVTUNE_API gemvtune_status gemvtune_cache_export(const char* db, const char* o
 
 /* `gemvtune import FILE`: merges an export into the cache (created when missing); for a key
  * in both the faster entry stays. The file is read and checked before the cache is opened.
- * *json_out: {"db", "file", "added", "replaced", "kept"}. */
+ * *json_out: {"db", "file", "added", "replaced", "kept", "peaks_added", "peaks_raised",
+ * "peaks_kept"} (tuned entries, then read ceilings). */
 GEMVTUNE_API gemvtune_status gemvtune_cache_import(const char* db, const char* path,
                                                    char** json_out);
 

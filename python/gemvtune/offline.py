@@ -85,7 +85,8 @@ def export_cache(out=None, db=None):
 
 def import_cache(file, db=None):
     """`gemvtune import FILE`: merges an export into the cache (created when missing); for a key
-    in both the faster entry stays. Returns {"db", "file", "added", "replaced", "kept"}."""
+    in both the faster entry stays, for a GPU's read ceiling the higher. Returns {"db", "file",
+    "added", "replaced", "kept", "peaks_added", "peaks_raised", "peaks_kept"}."""
     return _capi.call_json(_lib.gemvtune_cache_import, _capi.text(db, "db"), _capi.text(file, "file"))
 
 

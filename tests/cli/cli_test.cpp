@@ -206,10 +206,18 @@ TEST_F(Cli, ExportImportRoundTrip) {
   const std::string other = dir.file("other.sqlite");
   CliResult r = run({"import", dir.file("all.json"), "--db", other});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "3 added, 0 replaced, 0 kept")) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 added, 0 replaced, 0 kept; read ceilings: 1 added, 0 raised, 0 kept")) << r.out;
   r = run({"import", dir.file("all.json"), "--db", other});
-  EXPECT_TRUE(contains(r.out, "0 added, 0 replaced, 3 kept")) << r.out;
+  EXPECT_TRUE(contains(r.out, "0 added, 0 replaced, 3 kept; read ceilings: 0 added, 0 raised, 1 kept")) << r.out;
   EXPECT_EQ(Json::parse(run({"export", "--db", other}).out), doc);
+  // A higher ceiling is merged and said: the summary read "0 added, 0 replaced, 0 kept" while
+  // the stored ceiling, which sets every "% of ceiling", moved.
+  Json higher = doc;
+  higher["tuned"] = Json::array();
+  higher["peaks"][0]["gbps"] = doc["peaks"][0]["gbps"].get<double>() + 100;
+  cache_test::write_bytes(dir.file("higher.json"), higher.dump());
+  r = run({"import", dir.file("higher.json"), "--db", other});
+  EXPECT_TRUE(contains(r.out, "0 added, 0 replaced, 0 kept; read ceilings: 0 added, 1 raised, 0 kept")) << r.out;
 
   // stdin as the file.
   r = run_cli({"import", "-", "--db", dir.file("third.sqlite")}, dir.path(), {}, dir.file("all.json"));
