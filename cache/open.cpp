@@ -46,6 +46,14 @@ void create_parent_directories(const std::string& path) {
 void require_writable(const std::string& path) {
   if (::access(path.c_str(), W_OK) != 0)
     throw_cache_error(path, "file is not writable (opened read_write)");
+  // Side files a process of another user left (killed before it closed the cache): SQLite
+  // would say only "attempt to write a readonly database".
+  for (const char* side : {"-wal", "-shm"}) {
+    const std::string file = path + side;
+    if (::access(file.c_str(), F_OK) == 0 && ::access(file.c_str(), W_OK) != 0)
+      throw_cache_error(path, file + " is not writable (left by another user's process?); that user can fold "
+                              "it into the cache by opening it read-write once (e.g. gemvtune import of any export)");
+  }
   const std::string dir = directory_of(path);
   if (::access(dir.c_str(), W_OK) != 0)
     throw_cache_error(path, "directory " + dir +
@@ -59,6 +67,15 @@ bool cannot_create_shm(const Connection& conn) {
   if (sqlite3_exec(conn.handle(), "PRAGMA schema_version", nullptr, nullptr, nullptr) == SQLITE_OK)
     return false;
   const int code = sqlite3_extended_errcode(conn.handle());
+  // A -wal with no -shm in a directory this process may not write: SQLite cannot build the
+  // index it needs to read the -wal, and would say only "unable to open database file".
+  // Reading the file as immutable would skip the -wal's committed entries, so refuse.
+  if ((code & 0xff) == SQLITE_CANTOPEN && ::access((conn.path() + "-wal").c_str(), F_OK) == 0 &&
+      ::access((conn.path() + "-shm").c_str(), F_OK) != 0 && ::access(directory_of(conn.path()).c_str(), W_OK) != 0)
+    throw_cache_error(conn.path(), "cannot read it: its -wal holds entries not yet in the file, and SQLite needs a "
+                                   "-shm beside it to read them, which this process may not create in " +
+                                   directory_of(conn.path()) + "; a user who may write there folds the -wal in by "
+                                   "opening the cache read-write once (e.g. gemvtune import of any export)");
   // Another process held a lock for the whole busy timeout: say so now, rather than wait as
   // long again in check_healthy_sqlite and then report it.
   if ((code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED)

@@ -2,6 +2,7 @@
 // locked by another process says so (item 10).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -114,6 +115,69 @@ TEST(CacheLocks, AReaderBlockedByAnExclusiveLockWaitsOnceAndSaysHowLong) {
   EXPECT_LT(waited, 1.5 * cache::kBusyTimeoutMs / 1000.0) << "waited the busy timeout twice";
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
+}
+
+// What `open` throws, run as a user without write access to what root made: as root, in a child
+// turned into nobody (root passes every access check); otherwise here, the modes being enough.
+std::string open_as_another_user(const std::string& path, CacheMode mode) {
+  const auto attempt = [&]() -> std::string {
+    try {
+      TuningCache cache(path, mode);
+      return "(opened)";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  if (::geteuid() != 0) return attempt();
+  int fds[2];
+  if (::pipe(fds) != 0) return "(pipe failed)";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string said = ::setgid(65534) == 0 && ::setuid(65534) == 0 ? attempt() : "(setuid failed)";
+    if (::write(fds[1], said.data(), said.size()) < 0) ::_exit(1);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string said;
+  char buf[4096];
+  for (ssize_t got; (got = ::read(fds[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(got));
+  ::close(fds[0]);
+  ::waitpid(child, nullptr, 0);
+  return said;
+}
+
+// A process killed while it had the cache open leaves its -wal (committed entries not yet in the
+// file) and -shm. Another user then met SQLite's "attempt to write a readonly database" or
+// "unable to open database file"; the messages now name the side file and what to do.
+TEST(CacheSideFiles, ALeftoverWalOrShmOfAnotherUserIsNamed) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { TuningCache create(path, CacheMode::read_write); }
+  const pid_t writer = ::fork();
+  if (writer == 0) {  // commits a row and dies without closing: its -wal and -shm stay
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0; INSERT INTO peaks (gpu_name, sm_count, cc_major, cc_minor, "
+                     "gbps, bytes, driver_version, timestamp) VALUES ('NVIDIA H200', 132, 9, 0, 4600, 1, 13000, 1)",
+                 nullptr, nullptr, nullptr);
+    ::_exit(0);
+  }
+  ::waitpid(writer, nullptr, 0);
+  ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+  ASSERT_TRUE(std::filesystem::exists(path + "-shm"));
+  ::chmod(dir.path().c_str(), 0777);  // others may write the directory and the file...
+  ::chmod(path.c_str(), 0666);
+  ::chmod((path + "-wal").c_str(), 0444);  // ...but not the side files (also for a non-root owner)
+  ::chmod((path + "-shm").c_str(), 0444);
+  const std::string written = open_as_another_user(path, CacheMode::read_write);
+  EXPECT_NE(written.find("cache.sqlite-wal is not writable"), std::string::npos) << written;
+
+  ::unlink((path + "-shm").c_str());  // a -wal without its -shm, in a directory others may not write
+  ::chmod(dir.path().c_str(), 0555);
+  const std::string read = open_as_another_user(path, CacheMode::read_only);
+  EXPECT_NE(read.find("its -wal holds entries not yet in the file"), std::string::npos) << read;
+  ::chmod(dir.path().c_str(), 0700);
 }
 
 }  // namespace
