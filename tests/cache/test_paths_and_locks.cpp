@@ -57,14 +57,33 @@ TEST(CachePaths, FileColonAndMemoryNamesAreRelativeFiles) {
   EXPECT_TRUE(std::filesystem::exists(dir.file(":memory:")));
 }
 
+// Another connection to a new cache at `path`, holding the lock its statements take (the
+// last one a BEGIN) until it is destroyed.
+class LockHolder {
+ public:
+  LockHolder(const std::string& path, std::initializer_list<const char*> statements) {
+    { TuningCache create(path, CacheMode::read_write); }
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
+    for (const char* sql : statements)
+      if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+        throw std::runtime_error(std::string(sql) + ": " + sqlite3_errmsg(db_));
+  }
+  ~LockHolder() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+  LockHolder(const LockHolder&) = delete;
+  LockHolder& operator=(const LockHolder&) = delete;
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
 // Item 10: past the busy timeout, "database is locked" now says what is going on.
 TEST(CacheLocks, ALockHeldPastTheTimeoutIsExplained) {
   TempDir dir;
   const std::string path = dir.file("cache.sqlite");
-  { TuningCache create(path, CacheMode::read_write); }
-  sqlite3* holder = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const LockHolder holder(path, {"BEGIN IMMEDIATE"});
 
   cache::Connection conn(path, SQLITE_OPEN_READWRITE);
   conn.set_busy_timeout_ms(200);  // the cache waits 10 s; the message is the same
@@ -78,8 +97,6 @@ TEST(CacheLocks, ALockHeldPastTheTimeoutIsExplained) {
     EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
     EXPECT_NE(message.find("try again"), std::string::npos) << message;
   }
-  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(holder);
 }
 
 // A reader blocked by a rollback-journal writer's exclusive lock: the message names the wait it
@@ -88,11 +105,7 @@ TEST(CacheLocks, ALockHeldPastTheTimeoutIsExplained) {
 TEST(CacheLocks, AReaderBlockedByAnExclusiveLockWaitsOnceAndSaysHowLong) {
   TempDir dir;
   const std::string path = dir.file("cache.sqlite");
-  { TuningCache create(path, CacheMode::read_write); }
-  sqlite3* holder = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const LockHolder holder(path, {"PRAGMA journal_mode=DELETE", "BEGIN EXCLUSIVE"});
 
   {
     cache::Connection conn(path, SQLITE_OPEN_READONLY);
@@ -113,8 +126,6 @@ TEST(CacheLocks, AReaderBlockedByAnExclusiveLockWaitsOnceAndSaysHowLong) {
   }
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(waited, 1.5 * cache::kBusyTimeoutMs / 1000.0) << "waited the busy timeout twice";
-  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(holder);
 }
 
 // What `open` throws, run as a user without write access to what root made: as root, in a child
