@@ -4,14 +4,15 @@
 #include "runtime/kernel_store.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include "gemvtune/generator.hpp"
@@ -37,6 +38,21 @@ constexpr char kTrailerMagic[8] = {'g', 't', 'c', 'u', 'b', 'i', 'n', '1'};
 constexpr std::size_t kTrailerBytes = sizeof kTrailerMagic + sizeof(std::uint64_t);
 
 std::uint64_t checksum(const char* data, std::size_t n) { return fnv1a(std::string_view(data, n)); }
+
+// Larger than any cubin of these kernels (tens to hundreds of KB), small enough to read
+// while the store lock is held.
+constexpr off_t kMaxStoredBytes = 64 << 20;
+
+bool read_all(int fd, char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, data, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;  // an error, or shorter than fstat said (truncated meanwhile)
+    data += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
 
 bool write_all(int fd, const char* data, std::size_t n) {
   while (n > 0) {
@@ -65,10 +81,20 @@ std::string KernelStore::path_of(const std::string& kernel_name, const std::stri
 
 std::optional<std::vector<char>> KernelStore::load(const std::string& kernel_name, const std::string& arch) {
   const std::string path = path_of(kernel_name, arch);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bool usable = !in.bad() && bytes.size() > kTrailerBytes;
+  // The store lock is held here, so nothing at the path may block or exhaust us: O_NONBLOCK
+  // keeps a FIFO from blocking the open, and fstat then refuses anything but a regular file of
+  // a size a cubin can have (a directory, a device, a symlink to /dev/zero, a huge file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // absent, or unreadable: a save replaces it
+  std::vector<char> bytes;
+  bool usable = false;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > static_cast<off_t>(kTrailerBytes) &&
+      st.st_size <= kMaxStoredBytes) {
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+    usable = read_all(fd, bytes.data(), bytes.size());
+  }
+  ::close(fd);
   if (usable) {
     const std::size_t n = bytes.size() - kTrailerBytes;
     usable = std::memcmp(bytes.data() + n, kTrailerMagic, sizeof kTrailerMagic) == 0 &&
@@ -89,10 +115,16 @@ bool KernelStore::save(const std::string& kernel_name, const std::string& arch,
   fs::create_directories(dir_, ec);
   if (ec) return false;
   const std::string final_path = path_of(kernel_name, arch);
-  // Unique per process and call, in the same directory so rename() is atomic.
-  const std::string temp_path = final_path + ".tmp." + std::to_string(::getpid()) + "." +
-                                std::to_string(sequence.fetch_add(1));
-  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // Unique per process and call, in the same directory so rename() is atomic. A name taken by
+  // a killed process of the same pid (PID 1 in a container restarts with the same pid) is
+  // passed over for the next one.
+  std::string temp_path;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    temp_path = final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(sequence.fetch_add(1));
+    fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) return false;
+  }
   if (fd < 0) return false;
   // No fsync, which only a durable store would need: a file torn by a crash fails the checksum
   // on load and is recompiled, so a plan never waits on the disk.

@@ -1,6 +1,7 @@
 // KernelStore without a GPU: a real sm_90 cubin from NVRTC written atomically and read back,
 // its file name carrying arch, NVRTC and template versions, and truncated files refused.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -108,6 +109,62 @@ TEST(KernelStore, UnwritableDirectoryIsNotAnError) {
   std::ofstream(file) << "x";
   runtime::KernelStore store((file / "kernels").string());  // a directory under a regular file
   EXPECT_FALSE(store.save("k", "sm_90", sample_cubin().cubin));
+}
+
+// Whatever else sits at a kernel's path is refused as unusable, without blocking, throwing or
+// reading it whole: load() runs under the runtime's store lock, so a FIFO there hung every
+// later load, a directory made ifstream throw out of load() (every plan of that kernel then
+// failed instead of recompiling), and a symlink to /dev/zero read until memory ran out.
+TEST(KernelStore, ADirectoryFifoDeviceOrHugeFileAtTheKernelsPathIsRefused) {
+  TempDir tmp;
+  const auto& k = sample_cubin();
+  runtime::KernelStore store(tmp.path());
+  const std::string path = store.path_of(k.name, "sm_90");
+
+  fs::create_directory(path);  // empty: removed, and the save then takes its place
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(store.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
+
+  fs::remove(path);
+  fs::create_directories(fs::path(path) / "inside");  // not empty: left alone, never read
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  fs::remove_all(path);
+
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  ::alarm(10);  // a load that blocks on the FIFO fails the test instead of hanging it
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  ::alarm(0);
+  EXPECT_FALSE(fs::exists(path)) << "the FIFO is discarded like any unusable file";
+
+  fs::create_symlink("/dev/zero", path);
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  EXPECT_FALSE(fs::is_symlink(path));
+
+  {  // sparse: 1 GiB that takes no disk
+    std::ofstream big(path, std::ios::binary);
+    big.seekp((1LL << 30) - 1);
+    big.put('x');
+  }
+  EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(store.files_rejected(), 5u);
+}
+
+// A temporary name left by a killed process of the same pid (a container's PID 1) is passed
+// over: the save failed on it every start.
+TEST(KernelStore, ALeftoverTemporaryOfTheSamePidIsPassedOver) {
+  TempDir tmp;
+  const auto& k = sample_cubin();
+  runtime::KernelStore store(tmp.path());
+  const std::string final_path = store.path_of(k.name, "sm_90");
+  // The store's sequence is process-wide: the saves of this file's earlier tests took fewer
+  // than 12 numbers, so the next save's first name is among these.
+  for (int i = 0; i < 12; ++i)
+    std::ofstream(final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i)) << "stale";
+  EXPECT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  EXPECT_EQ(store.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
 }
 
 }  // namespace
