@@ -48,17 +48,16 @@ std::pair<int, Shape> parse_batched_shape(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 4) {
-    std::cerr << "usage: gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...\n"
+  const bool help = argc > 1 && (std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help");
+  if (argc < 4 || help) {
+    (help ? std::cout : std::cerr) << "usage: gemvtune-sweep OUT.csv DTYPE[:WEIGHTS] SHAPE...\n"
                  "  SHAPE: NxK (M = 1) or MxNxK; WEIGHTS: a quantized format such as int4g128\n"
                  "  GEMVTUNE_SWEEP_FILTER=text[+text...]  only the configs whose name has every text\n"
                  "  GEMVTUNE_SWEEP_CONFIGS=C1,C2,...      exactly these configs instead of the search space\n"
                  "  GEMVTUNE_SWEEP_NEIGHBOR=NxK[:CONFIG]  time each config after a call of this shape (us: the\n"
                  "                                        pair's time less the neighbour's own)\n";
-    return 2;
+    return help ? 0 : 2;
   }
-  std::ofstream csv(argv[1]);
-  csv << "shape,dtype,config,us,gbps,model_us\n";
   const std::string type_arg = argv[2];
   const auto colon = type_arg.find(':');
   const DType t = parse_dtype(type_arg.substr(0, colon));
@@ -104,6 +103,10 @@ int main(int argc, char** argv) try {
           throw InvalidArgument("GEMVTUNE_SWEEP_NEIGHBOR: " + to_string(*neighbor_config) + " cannot run " +
                                 to_string(*neighbor_shape) + " at M = " + std::to_string(m) + ": " + *why);
   }
+  // OUT.csv last of the arguments, so a mistyped rerun does not empty an earlier sweep's file.
+  std::ofstream csv(argv[1]);
+  if (!csv) throw InvalidArgument(std::string("cannot write '") + argv[1] + "'");
+  csv << "shape,dtype,config,us,gbps,model_us\n";
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   std::vector<std::future<void>> jobs;
@@ -165,6 +168,7 @@ int main(int argc, char** argv) try {
           << estimate(c, t, s, gpu, w).time_us << "\n";
     }
     csv.flush();  // a sweep stopped by a time limit keeps every shape it finished
+    if (!csv) throw Error(std::string("writing '") + argv[1] + "' failed");
     std::sort(results.begin(), results.end());
     const LaunchFn cub = [&](int copy, CUstream st) { cublas.launch(t, pc.operands(copy), st); };
     const Comparison cc = verify_calls(cub, pc, stream);
@@ -181,6 +185,9 @@ int main(int argc, char** argv) try {
     std::fflush(stdout);
   }
   return 0;
+} catch (const InvalidArgument& e) {  // bad arguments: 2, as the CLI
+  std::cerr << "gemvtune-sweep: " << e.what() << "\n";
+  return 2;
 } catch (const std::exception& e) {
   std::cerr << "gemvtune-sweep: " << e.what() << "\n";
   return 1;

@@ -26,3 +26,11 @@ if(TARGET gemvtune_sweep)
   set_tests_properties(sweep_refuses_a_neighbor_config_that_cannot_run PROPERTIES
                        PASS_REGULAR_EXPRESSION "GEMVTUNE_SWEEP_NEIGHBOR: tc_t128_r1_kw2_v16_u1_sk1_cs_pdl_ring cannot run 4096x4096 at M = 1: ")
 endif()
+
+# Bad arguments exit 2 and leave OUT.csv as it was: the file was emptied before the shapes were
+# read, so a mistyped rerun destroyed an earlier sweep's measurements.
+if(TARGET gemvtune_sweep)
+  add_test(NAME sweep_keeps_its_csv_on_bad_arguments
+           COMMAND sh -c "echo earlier > \"$1\" && \"$0\" \"$1\" bf16 8xq; rc=$?; [ $rc = 2 ] && [ \"$(cat \"$1\")\" = earlier ]"
+                   $<TARGET_FILE:gemvtune_sweep> ${CMAKE_CURRENT_BINARY_DIR}/sweep_kept.csv)
+endif()
