@@ -15,10 +15,11 @@
 #   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
 #   decode     the decode chain alone
 #   batchtests the batched correctness suite (both families, M = 2, 3, 8, 13, 16; every
-#              STRIDE-th config, default 1) and the whole-space compile (GEMVTUNE_COMPILE_ALL=1)
+#              STRIDE-th config, default 1) and, with COMPILE_ALL=1 in the environment, the
+#              whole-space compile (test_compile_space with GEMVTUNE_COMPILE_ALL=1)
 #   tunebatch  gemvtune tune --preset llama-3.1-8b --batch 1,2,4,8,16 into a fresh cache, timed
 #   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
-#   decodebatch the decode chain at M = 1 and 8 (and $BATCHES if set)
+#   decodebatch the decode chain at each M of $BATCHES (default "1 8")
 #   quanttests the quantized-weight correctness suite (every format, both quantized families,
 #              M = 1, 2, 5, 13; every STRIDE-th config, default 1; GEMVTUNE_TEST_CONFIG_FILTER=tc_
 #              in the environment keeps the configs whose name has that text: the int4
@@ -57,6 +58,18 @@ memcheck() {
     "$B/tests/$1" --gtest_brief=1 2>&1 | tee "$OUT/$2" | tail -8
   echo "compute-sanitizer exit: ${PIPESTATUS[0]}"
 }
+# Runs a test binary with its whole output in $OUT/$1 (the log to read when something fails),
+# then shows the lines matching $2 (at most $3) and the binary's exit status. Piping the binary
+# through `tee | grep | head` instead killed it with SIGPIPE once head had its lines: a run with
+# many failures, the one whose log matters, lost its log and never finished.
+logged() {
+  local log=$1 pattern=$2 lines=$3
+  shift 3
+  "$@" > "$OUT/$log" 2>&1
+  local rc=$?
+  grep -E "$pattern" "$OUT/$log" | head -"$lines"
+  echo "exit $rc"
+}
 for step in "$@"; do
   echo "===== $step ($(date +%T))"
   case $step in
@@ -66,7 +79,7 @@ for step in "$@"; do
     tests)
       for t in "$B"/tests/test_*; do
         [ -x "$t" ] || continue
-        echo "== $t"; "$t" --gtest_brief=1 2>&1 | tee "$OUT/$(basename "$t").log" | grep -E "gemvtune\]|PASSED|FAILED|SKIPPED|Failure|ns per" | head -30
+        echo "== $t"; logged "$(basename "$t").log" "gemvtune\]|PASSED|FAILED|SKIPPED|Failure|ns per" 30 "$t" --gtest_brief=1
       done ;;
     sanitizer)
       memcheck test_gemv_gpu sanitizer.log "${STRIDE:-7}" ;;
@@ -91,16 +104,16 @@ for step in "$@"; do
       "$G" list --db "$ALL_DB"
       python3 scripts/compare_tunings.py "$OUT/list_one_gpu.json" "$OUT/list_all_gpus.json" ;;
     quick)
-      "$B/tests/test_gemv_gpu" --gtest_filter='GemvChain*:GemvFused*:GemvOperands*:*Determin*' 2>&1 | tee "$OUT/test_gemv_quick.log" | grep -E "OK|PASSED|FAILED|Failure|SKIPPED" | head -30
+      logged test_gemv_quick.log "OK|PASSED|FAILED|Failure|SKIPPED" 30 \
+        "$B/tests/test_gemv_gpu" --gtest_filter='GemvChain*:GemvFused*:GemvOperands*:*Determin*'
       for t in test_tuner_gpu test_runtime; do
-        echo "== $t"; "$B/tests/$t" 2>&1 | tee "$OUT/$t.log" | grep -E "gemvtune\]|OK \]|PASSED|FAILED|Failure|SKIPPED|us|ns" | head -40
-        echo "exit ${PIPESTATUS[0]}"
+        echo "== $t"; logged "$t.log" "gemvtune\]|OK \]|PASSED|FAILED|Failure|SKIPPED|us|ns" 40 "$B/tests/$t"
       done ;;
     decode)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt" ;;
     batchtests)
-      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1 2>&1 | tee "$OUT/test_gemv_batch_gpu.log" | grep -E "gemvtune\]|PASSED|FAILED|Failure" | head -40
-      echo "exit ${PIPESTATUS[0]}"
+      logged test_gemv_batch_gpu.log "gemvtune\]|PASSED|FAILED|Failure" 40 \
+        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1
       if [ -n "${COMPILE_ALL:-}" ]; then
         GEMVTUNE_COMPILE_ALL=1 "$B/tests/test_compile_space" --gtest_brief=1 2>&1 | tail -5
       fi ;;
@@ -118,8 +131,8 @@ for step in "$@"; do
       echo "pytest exit ${PIPESTATUS[0]}"
       python3 examples/python/decode_chain.py --db "$DB" 2>&1 | tee "$OUT/python_decode_chain.txt" | tail -30 ;;
     quanttests)
-      GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 2>&1 | tee "$OUT/test_gemv_quant_gpu.log" | grep -E "gemvtune\]|PASSED|FAILED|Failure" | head -80
-      echo "exit ${PIPESTATUS[0]}" ;;
+      logged test_gemv_quant_gpu.log "gemvtune\]|PASSED|FAILED|Failure" 80 \
+        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 ;;
     benchquant)
       for w in ${WEIGHTS:-int4g128 int8 fp8}; do
         "$G" bench --preset llama-3.1-8b --weights $w --batch ${BENCH_BATCHES:-1,16} --db "$DB" --json > "$OUT/bench_$w.json" 2> "$OUT/bench_$w.txt"
