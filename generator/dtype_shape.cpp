@@ -27,9 +27,9 @@ DType parse_dtype(std::string_view text) {
 std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
 
 namespace {
-// Parses a whole decimal field; returns false on anything else (signs, spaces, overflow).
-// A run of digits; one too long for int64 reads as kMaxDim + 1, so the caller says it is too
-// large rather than "not a positive integer".
+// Parses a whole decimal field; returns false on anything else (signs, spaces). A run of
+// digits too long for int64 reads as kMaxDim + 1, so the caller says it is too large rather
+// than "not a positive integer".
 bool parse_dim(std::string_view s, std::int64_t& out) {
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -38,6 +38,24 @@ bool parse_dim(std::string_view s, std::int64_t& out) {
     return true;
   }
   return ec == std::errc() && end == s.data() + s.size();
+}
+
+// The text as a message quotes it: bytes that would not show (control bytes, a stray BOM's)
+// written as \xNN, so a line that looks valid says what is in it.
+std::string visible(std::string_view text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : text) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b < 0x7F) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+  }
+  return out;
 }
 }  // namespace
 
@@ -52,8 +70,7 @@ void check_shape(const Shape& s) {
 
 Shape parse_shape(std::string_view text) {
   auto bad = [&](const std::string& why) {
-    return InvalidArgument("bad shape '" + std::string(text) + "': " + why +
-                           " (expected NxK, e.g. 4096x14336)");
+    return InvalidArgument("bad shape '" + visible(text) + "': " + why + " (expected NxK, e.g. 4096x14336)");
   };
   auto x = text.find_first_of("xX");
   if (x == std::string_view::npos) throw bad("no 'x' between N and K");

@@ -135,6 +135,8 @@ std::vector<Shape> parse_shape_list(std::istream& in, const std::string& source)
   std::vector<Shape> shapes;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    // A UTF-8 byte order mark, as some Windows editors write (they write CRLF too, taken below).
+    if (number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     line = line.substr(0, line.find('#'));
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;

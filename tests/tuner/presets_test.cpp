@@ -182,6 +182,18 @@ TEST(ShapeFile, CommentsBlankLinesAndSpaces) {
   EXPECT_EQ(shapes[2], (Shape{128256, 4096}));
 }
 
+// A byte order mark opens the file as Windows editors save it (CRLF was taken, the BOM made
+// line 1 a bad shape that looked valid); a BOM or control byte elsewhere is named as \xNN.
+TEST(ShapeFile, ALeadingByteOrderMarkIsSkippedAndStrayBytesAreShown) {
+  std::istringstream in("\xEF\xBB\xBF" "4096x14336\r\n1024x4096\r\n");
+  EXPECT_EQ(parse_shape_list(in, "f"), (std::vector<Shape>{{4096, 14336}, {1024, 4096}}));
+  EXPECT_NE(error_of("4096x4096\n\xEF\xBB\xBF" "1024x4096\n").find("shapes.txt:2: bad shape '\\xEF\\xBB\\xBF1024x4096'"),
+            std::string::npos)
+      << error_of("4096x4096\n\xEF\xBB\xBF" "1024x4096\n");
+  EXPECT_NE(error_of(std::string("40\x01" "96x4096\n")).find("bad shape '40\\x0196x4096'"), std::string::npos)
+      << error_of("40\x01" "96x4096\n");
+}
+
 TEST(ShapeFile, EmptyFileGivesNoShapes) {
   std::istringstream in("# nothing yet\n\n");
   EXPECT_TRUE(parse_shape_list(in, "f").empty());
