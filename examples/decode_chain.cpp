@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "example_cuda.hpp"
+#include "example_options.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/config.hpp"
 #include "gemvtune/generator.hpp"
@@ -96,18 +97,24 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
+constexpr const char* kUsage = "usage: decode_chain [--db PATH] [--batch M] [--weights FORMAT] [--layers 32] [--replays 7]\n";
+
 int main(int argc, char** argv) try {
-  std::string db, weights_text = "dense";
-  int layers = 32, replays = 7, batch = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--weights")) weights_text = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--layers")) layers = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--replays")) replays = std::max(1, std::atoi(argv[i + 1]));
+  const example::Options args(argc, argv, {"db", "batch", "weights", "layers", "replays"});
+  if (args.help()) {
+    std::printf("%s", kUsage);
+    return 0;
   }
-  check_batch(batch);
-  const WeightFormat format = parse_weights_option(weights_text, DType::bf16);
+  const std::string db = args.text("db", "");
+  const int batch = static_cast<int>(args.integer("batch", 1, 1, kMaxBatch));
+  const int layers = static_cast<int>(args.integer("layers", 32, 1, 128));
+  const int replays = static_cast<int>(args.integer("replays", 7, 1, 1000));
+  WeightFormat format;
+  try {
+    format = parse_weights_option(args.text("weights", "dense"), DType::bf16);
+  } catch (const InvalidArgument& e) {
+    throw example::UsageError(std::string("--weights: ") + e.what());
+  }
   const bool quantized = is_quantized(format);
   std::string why;
   if (!example::driver_available(&why)) {
@@ -287,6 +294,9 @@ int main(int argc, char** argv) try {
   std::printf("  logits: gemvtune vs cuBLAS relative L2 difference %.4f (%s)\n", rel,
               finite && rel < 0.1 ? "ok" : "MISMATCH");
   return finite && rel < 0.1 ? 0 : 1;
+} catch (const example::UsageError& e) {
+  std::fprintf(stderr, "decode_chain: %s\n%s", e.what(), kUsage);
+  return 2;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "decode_chain: %s\n", e.what());
   return 1;

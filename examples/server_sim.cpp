@@ -5,7 +5,7 @@
 // First it reports the start-up: the first plan + launch of each shape, and how many kernels
 // came from the on-disk kernel store against NVRTC (run it twice to compare a cold store
 // with a warm one; --no-store disables the store).
-// Usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b] [--no-store 1]
+// Usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b] [--no-store 0|1]
 // Exits 77 (skipped, for ctest) with a message where there is no GPU; 1 on any wrong result or error.
 // Built against gemvtune's public headers only, with the CUDA driver API through example_cuda.hpp.
 #include <cuda.h>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "example_cuda.hpp"
+#include "example_options.hpp"
 #include "gemvtune/presets.hpp"
 #include "gemvtune/runtime.hpp"
 
@@ -91,17 +92,24 @@ Comparison compare_output(const std::vector<std::uint16_t>& y, const std::vector
 }
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: server_sim [--db PATH] [--threads 16] [--seconds 60] [--preset llama-3.1-8b] [--no-store 0|1]\n";
+
 int main(int argc, char** argv) try {
-  std::string db, preset = "llama-3.1-8b";
-  int threads = 16;
-  double seconds = 60;
-  bool no_store = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--preset")) preset = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--no-store")) no_store = std::atoi(argv[i + 1]) != 0;
+  const example::Options args(argc, argv, {"db", "threads", "seconds", "preset", "no-store"});
+  if (args.help()) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  const std::string db = args.text("db", "");
+  const int threads = static_cast<int>(args.integer("threads", 16, 1, 1024));
+  const double seconds = args.number("seconds", 60, 0.001, 86400);
+  const std::string preset = args.text("preset", "llama-3.1-8b");
+  const bool no_store = args.integer("no-store", 0, 0, 1) != 0;
+  try {
+    find_preset(preset);  // before the GPU: a misspelt preset is a usage error
+  } catch (const InvalidArgument& e) {
+    throw example::UsageError(std::string("--preset: ") + e.what());
   }
   std::string why;
   if (!example::driver_available(&why)) {
@@ -199,6 +207,9 @@ int main(int argc, char** argv) try {
               threads, elapsed, requests.load(), requests / elapsed, bytes / elapsed / 1e9, wrong.load(),
               errors.load(), rt.stats().plans_created);
   return wrong == 0 && errors == 0 && requests > 0 ? 0 : 1;
+} catch (const example::UsageError& e) {
+  std::fprintf(stderr, "server_sim: %s\n%s", e.what(), kUsage);
+  return 2;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "server_sim: %s\n", e.what());
   return 1;
