@@ -60,7 +60,18 @@ def parse_args():
     p.add_argument("--calls", type=int, help="calls per round (default: 2000; 500 for the op on CUDA, fewer than "
                    "the launch queue holds, so `host` is what issuing them costs)")
     p.add_argument("--rounds", type=int, default=15)
-    return p.parse_args()
+    args = p.parse_args()
+    # Before any table: a median of no rounds, negative calls or an unparsable shape or dtype
+    # failed with a traceback, some of them after the first table had run.
+    if args.rounds < 1 or (args.calls is not None and args.calls < 1) or args.batch < 1:
+        p.error("--rounds, --calls and --batch must be at least 1")
+    if args.dtype not in (None, "bfloat16", "float16", "float32"):
+        p.error(f"--dtype {args.dtype!r}: expected bfloat16, float16 or float32")
+    for shape in args.shapes.split(",") if args.shapes else []:
+        n, x, k = shape.lower().partition("x")
+        if not (x and n.isdigit() and k.isdigit() and int(n) > 0 and int(k) > 0):
+            p.error(f"--shapes: bad shape {shape!r} (expected NxK,...)")
+    return args
 
 
 def measure(rows, calls, rounds, sync=None):
@@ -180,7 +191,7 @@ def op_table(torch, gt, args):
     dtype = getattr(torch, args.dtype or ("bfloat16" if device == "cuda" else "float32"))
     shapes = args.shapes or ("4096x4096,1024x4096" if device == "cuda" else "64x64")
     sync = torch.cuda.synchronize if device == "cuda" else None
-    calls = args.calls or (500 if sync else 2000)
+    calls = args.calls if args.calls is not None else (500 if sync else 2000)
     op = torch.ops.gemvtune.linear
     columns = ["F.linear", "torch.ops.gemvtune.linear", "gemvtune.torch.linear"]
     where = ("CUDA: host = issuing the calls, call = until they ran" if sync

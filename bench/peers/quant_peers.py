@@ -136,6 +136,8 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.replays < 1:
         p.error("--replays must be at least 1")
+    if not (math.isfinite(args.rotate) and args.rotate > 0) or not (math.isfinite(args.tol) and args.tol > 0):
+        p.error("--rotate and --tol must be finite and > 0")
     if args.shapes is None:
         args.shapes = QUICK_SHAPES if args.quick else LLAMA31_8B_SHAPES
     return args

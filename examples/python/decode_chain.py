@@ -41,7 +41,13 @@ def parse_args():
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     p.add_argument("--replays", type=int, default=20)
     p.add_argument("--eager-calls", type=int, default=200, help="calls per shape in the eager comparison; 0 skips it")
-    return p.parse_args()
+    args = p.parse_args()
+    # Checked here, before the PyTorch and GPU skips: a bad value is a usage error anywhere.
+    if not 1 <= args.batch <= 16:
+        p.error("--batch must be 1..16")
+    if args.layers < 1 or args.replays < 1 or args.eager_calls < 0:
+        p.error("--layers and --replays must be at least 1, --eager-calls at least 0")
+    return args
 
 
 def skip(message):
@@ -140,8 +146,6 @@ def main():
 
     if not torch.cuda.is_available():
         skip("no CUDA GPU (torch.cuda.is_available() is False)")
-    if not 1 <= args.batch <= 16:
-        sys.exit("decode_chain.py: --batch must be 1..16")
     dtype = getattr(torch, args.dtype)
     gt.configure(cache=args.db)
     db = args.db or gemvtune.default_cache_path()

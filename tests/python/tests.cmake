@@ -59,3 +59,10 @@ if(GEMVTUNE_TEST_WHEEL)
   set_tests_properties(python_wheel PROPERTIES TIMEOUT 900
     ENVIRONMENT "CMAKE_BUILD_PARALLEL_LEVEL=2;PYTHONDONTWRITEBYTECODE=1;PIP_DISABLE_PIP_VERSION_CHECK=1")
 endif()
+
+# The Python bench and example scripts refuse bad arguments (status 2) before they need PyTorch
+# or a GPU: standard library and pytest only.
+add_test(NAME script_arguments
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_script_arguments.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(script_arguments PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
