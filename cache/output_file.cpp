@@ -9,10 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "cache/text.hpp"
 #include "gemvtune/error.hpp"
@@ -69,21 +71,22 @@ void write_all(int fd, const std::string& text, const std::string& path) {
 }
 
 // Into the same directory (rename does not cross file systems), keeping the mode of the file
-// it replaces, or the mode a new file would get under the umask.
+// it replaces, or the mode a new file gets under the umask: the temporary is created with 0666
+// and the kernel applies the umask (reading it with umask(0) and back would change it for the
+// whole process meanwhile, while a server's other threads may be creating files).
 void replace_atomically(const std::string& path, const std::string& text, const struct stat* existing) {
-  std::string temp = path + ".partial-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
+  static std::atomic<unsigned> sequence{0};
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = path + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(sequence.fetch_add(1));
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) fail("create a temporary file beside", path, errno);
   OutputFd out(fd, temp, true);
-  mode_t mode = 0;
-  if (existing != nullptr) {
-    mode = existing->st_mode & 07777;
-  } else {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode = 0666 & ~mask;
-  }
-  if (::fchmod(out.fd(), mode) != 0) fail("set the mode of", temp, errno);
+  if (existing != nullptr && ::fchmod(out.fd(), existing->st_mode & 07777) != 0)
+    fail("set the mode of", temp, errno);
   write_all(out.fd(), text, temp);
   if (out.close() != 0) fail("write", temp, errno);
   if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename '" + temp + "' to", path, errno);

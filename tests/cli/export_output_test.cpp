@@ -45,6 +45,18 @@ TEST_F(Export, ARegularFileIsReplacedAtomicallyKeepingItsMode) {
   expect_no_temporary_files();
 }
 
+// A new file gets the mode the umask gives any new file (the writer no longer reads the umask by
+// setting it, which would change it for a library user's other threads meanwhile).
+TEST_F(Export, ANewFileGetsTheUmasksMode) {
+  const mode_t before = ::umask(027);
+  const std::string out = dir.file("new.json");
+  const CliResult r = run({"export", "--db", db, "--out", out});
+  ::umask(before);
+  ASSERT_EQ(r.status, 0) << shown(r);
+  EXPECT_EQ(fs::status(out).permissions() & fs::perms::all, fs::perms(0640));
+  expect_no_temporary_files();
+}
+
 TEST_F(Export, ASymlinkStaysASymlinkAndItsTargetGetsTheDocument) {
   const std::string target = write_file("target.json", "old");
   fs::create_symlink(target, dir.file("link.json"));
