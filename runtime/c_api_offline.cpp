@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -87,8 +86,9 @@ gemvtune_status gemvtune_cache_list(const char* db, char** json_out) {
       for (const std::string& problem : cache->problems()) skipped.push_back(problem);
     }
     // "skipped": the rows this build cannot use (the CLI warns of them on stderr).
-    return cache::json_text(Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned}, {"peaks", ceilings},
-                {"skipped", skipped}}, 2);
+    return cache::json_text(Json{{"db", path}, {"template_version", template_version()}, {"tuned", tuned},
+                                 {"peaks", ceilings}, {"skipped", skipped}},
+                            2);
   });
 }
 
@@ -105,8 +105,9 @@ gemvtune_status gemvtune_cache_export(const char* db, const char* out_path, char
     cache::write_output_file(target, text.str());
     Json skipped = Json::array();
     for (const std::string& row : stats.skipped) skipped.push_back(row);
-    return cache::json_text(Json{{"db", cache.path()}, {"out", target}, {"tuned", stats.tuned}, {"peaks", stats.peaks},
-                {"skipped", skipped}}, 2);
+    return cache::json_text(Json{{"db", cache.path()}, {"out", target}, {"tuned", stats.tuned},
+                                 {"peaks", stats.peaks}, {"skipped", skipped}},
+                            2);
   });
 }
 
@@ -124,10 +125,11 @@ gemvtune_status gemvtune_cache_import(const char* db, const char* path, char** j
     const CacheDocument doc = read_cache_json(file, file_path);
     TuningCache cache(capi::db_path(db), CacheMode::read_write);
     const TuningCache::ImportStats stats = cache.import_document(doc);
-    return cache::json_text(Json{{"db", cache.path()}, {"file", path}, {"added", stats.added}, {"replaced", stats.replaced},
-                {"kept", stats.kept},
-                                     {"peaks_added", stats.peaks_added}, {"peaks_raised", stats.peaks_raised},
-                                     {"peaks_kept", stats.peaks_kept}}, 2);
+    return cache::json_text(Json{{"db", cache.path()}, {"file", path}, {"added", stats.added},
+                                 {"replaced", stats.replaced}, {"kept", stats.kept},
+                                 {"peaks_added", stats.peaks_added}, {"peaks_raised", stats.peaks_raised},
+                                 {"peaks_kept", stats.peaks_kept}},
+                            2);
   });
 }
 
@@ -152,12 +154,13 @@ gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
     const std::optional<PeakRecord> before = cache.peak(p.gpu);
     cache.store_peak(p);
     return cache::json_text(Json{{"db", path},
-                {"gpu", p.gpu.key()},
-                {"gbps", p.gbps},
-                {"bytes", p.bytes},
-                {"runs", PeakOptions{}.runs},
-                {"previous_gbps", before ? Json(before->gbps) : Json(nullptr)},
-                {"peak", report::peak_json(p)}}, 2);
+                                 {"gpu", p.gpu.key()},
+                                 {"gbps", p.gbps},
+                                 {"bytes", p.bytes},
+                                 {"runs", PeakOptions{}.runs},
+                                 {"previous_gbps", before ? Json(before->gbps) : Json(nullptr)},
+                                 {"peak", report::peak_json(p)}},
+                            2);
   });
 }
 
