@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
 
 namespace gemvtune::jit {
@@ -52,7 +53,15 @@ std::shared_ptr<const CompiledKernel> KernelCache::get(const KernelConfig& c, DT
     try {
       promise.set_value(std::make_shared<const CompiledKernel>(
           compile_kernel(generate_source(c, t, w), name, arch)));
+    } catch (const CompileError&) {
+      promise.set_exception(std::current_exception());  // the same source fails the same way: kept
     } catch (...) {
+      // Anything else (out of memory) may not happen again: the callers waiting now get it, a
+      // later caller compiles afresh (a plan that failed is retried on the next call).
+      {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->kernels.erase(key);
+      }
       promise.set_exception(std::current_exception());
     }
   }

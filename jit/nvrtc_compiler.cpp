@@ -62,6 +62,10 @@ CompiledKernel compile_kernel(const std::string& source, const std::string& kern
   const nvrtcResult r = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
   CompiledKernel out;
   out.log = program.log();
+  // Out of memory says nothing about the source (a retry may succeed), so it is not a
+  // CompileError, which the kernel caches keep as the answer for good.
+  if (r == NVRTC_ERROR_OUT_OF_MEMORY)
+    throw Error("NVRTC ran out of memory compiling " + kernel_name + " for " + arch);
   if (r != NVRTC_SUCCESS)
     throw CompileError("NVRTC could not compile " + kernel_name + " for " + arch + ": " +
                            nvrtcGetErrorString(r),

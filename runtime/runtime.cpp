@@ -117,8 +117,14 @@ std::shared_ptr<const jit::LoadedGemv> Runtime::Impl::load_kernel(const KernelCo
           ++from_store;
           loaded.emplace(name, kernel);
           return kernel;
-        } catch (const CudaError&) {
-          store->discard(name, arch);  // the driver refused it: recompile below replaces it
+        } catch (const CudaError& e) {
+          // The driver refused the image itself: the recompile below replaces the file. Any
+          // other failure (out of memory, a context already broken) says nothing against it.
+          if (e.code() != CUDA_ERROR_INVALID_IMAGE && e.code() != CUDA_ERROR_NO_BINARY_FOR_GPU &&
+              e.code() != CUDA_ERROR_INVALID_PTX && e.code() != CUDA_ERROR_NOT_FOUND &&
+              e.code() != CUDA_ERROR_INVALID_SOURCE && e.code() != CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+            throw;
+          store->discard(name, arch);
         }
       }
     }
@@ -229,9 +235,11 @@ std::shared_ptr<const Plan> Runtime::plan(const Shape& shape, DType dtype, int b
       try {
         promise.set_value(r.create_plan(shape, dtype, batch, weights));
       } catch (...) {
+        {  // not memoized, before the waiting callers hear of it: the next call tries again
+          std::unique_lock<std::shared_mutex> relock(r.plans_mutex);
+          r.plans.erase(key);
+        }
         promise.set_exception(std::current_exception());
-        std::unique_lock<std::shared_mutex> relock(r.plans_mutex);
-        r.plans.erase(key);  // not memoized: the next call tries again
       }
     }
   }

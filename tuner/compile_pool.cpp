@@ -107,7 +107,15 @@ void CompilePool::work() {
     }
     try {
       task->promise.set_value(compile_(task->config, task->dtype, task->weights, task->arch));
+    } catch (const CompileError&) {
+      task->promise.set_exception(std::current_exception());  // deterministic: every later job's answer too
     } catch (...) {
+      // Anything else (out of memory) may not happen again: the jobs waiting now get it, a later
+      // request compiles afresh rather than fail the config in every job that follows.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        requested_.erase(task->key);
+      }
       task->promise.set_exception(std::current_exception());
     }
   }

@@ -10,3 +10,5 @@ gemvtune_add_test(test_gemv_quant_gpu ${CMAKE_SOURCE_DIR}/tests/jit/gemv_quant_g
   ${CMAKE_SOURCE_DIR}/tests/jit/conversion_gpu_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/jit/gemv_quant_fused_gpu_test.cpp)
 gemvtune_add_test(test_gemv_launch ${CMAKE_SOURCE_DIR}/tests/jit/gemv_launch_test.cpp)
+gemvtune_add_test(test_kernel_cache_retry ${CMAKE_SOURCE_DIR}/tests/jit/kernel_cache_retry_test.cpp)
+target_link_libraries(test_kernel_cache_retry PRIVATE ${CMAKE_DL_LIBS})

@@ -3,6 +3,7 @@
 // shuts down without hanging; idle requests too. Also the read-ceiling kernels compile.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -42,6 +43,29 @@ TEST(CompilePool, FailuresReachTheCaller) {
   // An architecture NVRTC does not know: a CompileError with the log.
   auto g = pool.request(parse_config("t128_r1_kw1_v16_u2_sk1_cs"), DType::bf16, "sm_1");
   EXPECT_THROW(g.get(), CompileError);
+}
+
+// A CompileError is the answer for good (the same source fails the same way), so a config that
+// does not compile is compiled once for all the jobs that ask; any other failure (NVRTC out of
+// memory) is handed to those waiting and forgotten, so a later request compiles afresh instead
+// of the config failing in every job that follows.
+TEST(CompilePool, OnlyCompileErrorsAreKeptAsTheAnswer) {
+  std::atomic<int> calls{0};
+  const auto compile = [&](const KernelConfig& c, DType, WeightFormat, const std::string&) {
+    const int call = calls++;
+    if (c.unroll == 1) throw CompileError("NVRTC could not compile it", "log", "options");
+    if (call == 0) throw std::bad_alloc();
+    return std::make_shared<const jit::CompiledKernel>();
+  };
+  CompilePool pool(1, compile);
+  const KernelConfig flaky = parse_config("t64_r1_kw1_v16_u2_sk1_cs");
+  EXPECT_THROW(pool.request(flaky, DType::bf16, "sm_90").get(), std::bad_alloc);
+  EXPECT_NO_THROW(pool.request(flaky, DType::bf16, "sm_90").get());
+  EXPECT_EQ(calls.load(), 2);
+  const KernelConfig broken = parse_config("t64_r1_kw1_v16_u1_sk1_cs");
+  EXPECT_THROW(pool.request(broken, DType::bf16, "sm_90").get(), CompileError);
+  EXPECT_THROW(pool.request(broken, DType::bf16, "sm_90").get(), CompileError);
+  EXPECT_EQ(calls.load(), 3) << "a CompileError is not compiled again";
 }
 
 TEST(CompilePool, ShutsDownWithWorkQueued) {
