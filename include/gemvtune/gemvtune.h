@@ -99,7 +99,7 @@ typedef struct gemvtune_operands {
   size_t struct_size;  /* sizeof(gemvtune_operands) */
   CUdeviceptr w;       /* n rows of k, row stride ld */
   CUdeviceptr scales;  /* quantized weights only (per-group scales); 0 otherwise */
-  CUdeviceptr zeros;   /* quantized weights only (per-group zeros); 0 otherwise */
+  CUdeviceptr zeros;   /* int4 weights only (per-group zeros); 0 otherwise (int8/fp8 refuse one) */
   CUdeviceptr x;       /* m rows of k, row stride ldx (0: k) */
   int64_t ldx;
   CUdeviceptr y;       /* m rows of n, row stride ldy (0: n) */

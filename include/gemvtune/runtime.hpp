@@ -54,7 +54,8 @@ struct Operands {
   std::int64_t ld = 0, ldx = 0, ldy = 0;
   int m = 0;
   // Quantized plans: w holds the packed weights (ld counts weights), scales and zeros their
-  // factors (zeros for int4 only), as docs/weights.md lays them out. Dense plans: both 0.
+  // factors (zeros for int4 only: int8 and fp8 refuse one), as docs/weights.md lays them out.
+  // Dense plans: both 0.
   CUdeviceptr scales = 0, zeros = 0;
 };
 
