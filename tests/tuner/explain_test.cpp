@@ -312,7 +312,7 @@ TEST(Explain, TheNoPdlTimeBelongsToAPdlConfig) {
   EXPECT_EQ(x.limiter, Limiter::launch);
   EXPECT_NE(x.verdict.find("PDL hides 1.42 us (12.3%) of the 11.54 us call without PDL"), std::string::npos) << x.verdict;
   const Explanation without =
-      explain(pdl, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt, MeasuredTime{10.12, "t"});
+      explain(pdl, DType::bf16, {4096, 4096}, 16, WeightFormat::dense, h200, std::nullopt, MeasuredTime{10.12, "t", std::nullopt});
   EXPECT_FALSE(without.pdl_saving);
   EXPECT_EQ(without.verdict.find("PDL hides"), std::string::npos) << without.verdict;
   const KernelConfig plain = parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_m16");
@@ -356,7 +356,7 @@ TEST(Explain, AMeasuredTimeBelow85PercentOverridesTheModelsBandwidth) {
   const double moved = 2.0 * 4096 * 4096 + 2.0 * (4096 + 4096);
   const double us = moved / (0.84 * 4470e9) * 1e6;  // 8.94 us
   const Explanation x = explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
-                                MeasuredTime{us, "given with --measured-us"});
+                                MeasuredTime{us, "given with --measured-us", std::nullopt});
   ASSERT_TRUE(x.measured.has_value());
   EXPECT_EQ(x.measured->source, "given with --measured-us");
   EXPECT_DOUBLE_EQ(x.measured->us, us);
@@ -385,7 +385,7 @@ TEST(Explain, AMeasuredTimeAt85PercentOrMoreIsBandwidthWhateverTheModelSays) {
   const double moved = 2.0 * 1024 * 4096 + 2.0 * (1024 + 4096);
   const double us = moved / (0.90 * 4470e9) * 1e6;
   const Explanation x = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
-                                MeasuredTime{us, "measured on device 0 in graph mode"});
+                                MeasuredTime{us, "measured on device 0 in graph mode", std::nullopt});
   EXPECT_EQ(x.limiter, Limiter::bandwidth) << x.verdict;
   EXPECT_EQ(x.largest, Limiter::launch);
   EXPECT_NE(x.verdict.find("bandwidth: measured 90.0% of the read ceiling"), std::string::npos) << x.verdict;
@@ -393,7 +393,7 @@ TEST(Explain, AMeasuredTimeAt85PercentOrMoreIsBandwidthWhateverTheModelSays) {
   EXPECT_NE(x.verdict.find("its largest cost launch and ramp"), std::string::npos) << x.verdict;
   // A slower measurement of the same call: below 85%, the launch again.
   const Explanation slow = explain(c, DType::bf16, k1024x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
-                                   MeasuredTime{moved / (0.80 * 4470e9) * 1e6, "x"});
+                                   MeasuredTime{moved / (0.80 * 4470e9) * 1e6, "x", std::nullopt});
   EXPECT_EQ(slow.limiter, Limiter::launch) << slow.verdict;
 }
 
@@ -401,7 +401,7 @@ TEST(Explain, RefusesAMeasuredTimeThatIsNotPositiveAndFinite) {
   const KernelConfig c = cfg("t128_r1_kw1_v16_u8_sk1_cs_pdl");
   for (double us : {0.0, -1.0, std::nan(""), HUGE_VAL})
     EXPECT_THROW(explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{}, std::nullopt,
-                         MeasuredTime{us, "x"}),
+                         MeasuredTime{us, "x", std::nullopt}),
                  InvalidArgument)
         << us;
 }
