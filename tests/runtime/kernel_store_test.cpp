@@ -35,6 +35,14 @@ std::size_t files_in(const fs::path& dir) {
   return n;
 }
 
+// A store in a temporary directory and the path of the sample kernel's file in it.
+struct StoreFile : ::testing::Test {
+  TempDir tmp;
+  const jit::CompiledKernel& k = sample_cubin();
+  runtime::KernelStore store{tmp.path()};
+  const std::string path = store.path_of(k.name, "sm_90");
+};
+
 TEST(KernelStore, FileNameCarriesArchNvrtcAndTemplateVersion) {
   const std::string name = runtime::KernelStore::file_name("gemv_bf16_x", "sm_90");
   EXPECT_EQ(name, "gemv_bf16_x-sm_90-nvrtc" + jit::nvrtc_version() + "-" + template_version() + ".cubin");
@@ -59,11 +67,7 @@ TEST(KernelStore, SavesAtomicallyAndReadsBack) {
   EXPECT_EQ(store.files_rejected(), 0u);
 }
 
-TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
-  TempDir tmp;
-  const auto& k = sample_cubin();
-  runtime::KernelStore store(tmp.path());
-  const std::string path = store.path_of(k.name, "sm_90");
+TEST_F(StoreFile, TruncatedFileIsRejectedAndRemoved) {
   for (std::size_t keep : {std::size_t{0}, std::size_t{10}, std::size_t{64}, k.cubin.size() / 2,
                            k.cubin.size() - 1}) {
     {
@@ -76,11 +80,7 @@ TEST(KernelStore, TruncatedFileIsRejectedAndRemoved) {
   EXPECT_EQ(store.files_rejected(), 5u);
 }
 
-TEST(KernelStore, AlteredOrTrailerlessFileIsRejectedAndRemoved) {
-  TempDir tmp;
-  const auto& k = sample_cubin();
-  runtime::KernelStore store(tmp.path());
-  const std::string path = store.path_of(k.name, "sm_90");
+TEST_F(StoreFile, AlteredOrTrailerlessFileIsRejectedAndRemoved) {
   ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
   EXPECT_EQ(fs::file_size(path), k.cubin.size() + 16) << "cubin plus a 16-byte trailer";
   // One byte of code changed, size and ELF structure intact: only the checksum can tell.
@@ -115,11 +115,7 @@ TEST(KernelStore, UnwritableDirectoryIsNotAnError) {
 // reading it whole: load() runs under the runtime's store lock, so a FIFO there hung every
 // later load, a directory made ifstream throw out of load() (every plan of that kernel then
 // failed instead of recompiling), and a symlink to /dev/zero read until memory ran out.
-TEST(KernelStore, ADirectoryFifoDeviceOrHugeFileAtTheKernelsPathIsRefused) {
-  TempDir tmp;
-  const auto& k = sample_cubin();
-  runtime::KernelStore store(tmp.path());
-  const std::string path = store.path_of(k.name, "sm_90");
+TEST_F(StoreFile, ADirectoryFifoDeviceOrHugeFileAtTheKernelsPathIsRefused) {
 
   fs::create_directory(path);  // empty: removed, and the save then takes its place
   EXPECT_FALSE(store.load(k.name, "sm_90").has_value());
@@ -154,15 +150,11 @@ TEST(KernelStore, ADirectoryFifoDeviceOrHugeFileAtTheKernelsPathIsRefused) {
 
 // A temporary name left by a killed process of the same pid (a container's PID 1) is passed
 // over: the save failed on it every start.
-TEST(KernelStore, ALeftoverTemporaryOfTheSamePidIsPassedOver) {
-  TempDir tmp;
-  const auto& k = sample_cubin();
-  runtime::KernelStore store(tmp.path());
-  const std::string final_path = store.path_of(k.name, "sm_90");
+TEST_F(StoreFile, ALeftoverTemporaryOfTheSamePidIsPassedOver) {
   // The store's sequence is process-wide: the saves of this file's earlier tests took fewer
   // than 12 numbers, so the next save's first name is among these.
   for (int i = 0; i < 12; ++i)
-    std::ofstream(final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i)) << "stale";
+    std::ofstream(path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i)) << "stale";
   EXPECT_TRUE(store.save(k.name, "sm_90", k.cubin));
   EXPECT_EQ(store.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
 }
