@@ -51,6 +51,7 @@ int cmd_list(const std::vector<std::string>& args);
 int cmd_export(const std::vector<std::string>& args);
 int cmd_import(const std::vector<std::string>& args);
 int cmd_peak(const std::vector<std::string>& args);
+int cmd_fit(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 
 }  // namespace gemvtune::cli

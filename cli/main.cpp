@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"export", "write the cache as JSON", cmd_export},
       {"import", "merge a JSON export into the cache", cmd_import},
       {"peak", "measure and store the GPU's read bandwidth ceiling", cmd_peak},
+      {"fit", "the model's constants refitted to a GPU's measurements in the cache, beside the shipped ones", cmd_fit},
       {"bench", "tuned kernels against cuBLAS and the untuned default, per shape", cmd_bench},
   };
   return table;

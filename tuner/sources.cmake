@@ -15,4 +15,5 @@ target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/tuner/peak.cpp
   ${CMAKE_SOURCE_DIR}/tuner/presets.cpp
   ${CMAKE_SOURCE_DIR}/tuner/report_json.cpp
-  ${CMAKE_SOURCE_DIR}/tuner/explain.cpp)
+  ${CMAKE_SOURCE_DIR}/tuner/explain.cpp
+  ${CMAKE_SOURCE_DIR}/tuner/fit_report.cpp)

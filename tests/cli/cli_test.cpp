@@ -71,6 +71,7 @@ TEST_F(Cli, EveryCommandHasHelp) {
       {"export", {"--db", "--out"}},
       {"import", {"--db", "FILE"}},
       {"peak", {"--db", "--device"}},
+      {"fit", {"--db", "--gpu", "--json"}},
   };
   for (const auto& [command, expected] : options) {
     const CliResult r = run({command, "--help"});
@@ -135,6 +136,34 @@ TEST_F(Cli, ACacheThatCannotBeStatedIsNamedByEveryReader) {
     EXPECT_TRUE(contains(r.err, "cannot stat: File name too long")) << args[0] << ": " << r.err;
     EXPECT_FALSE(contains(r.err, "filesystem error")) << args[0] << ": " << r.err;
   }
+}
+
+// `fit`: the model refitted to the cache's measured candidates of one GPU, as a table and as
+// JSON, without a GPU; what it cannot fit is a usage error naming why.
+TEST_F(Cli, FitReportsTheModelAgainstTheCachesMeasurements) {
+  expect_usage_error({"fit", "--db", db()}, "no cache at");
+  fill_cache();
+  const CliResult text = run({"fit", "--db", db()});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "model fit for NVIDIA H200/132sm/cc9.0: 4 measured candidates of 2 problems")) << text.out;
+  for (const char* c : {"cuda_core_issue_share", "launch_us", "pdl_launch_us", "whole model", "picks over the best"})
+    EXPECT_TRUE(contains(text.out, c)) << c << " missing:\n" << text.out;
+  const CliResult js = run({"fit", "--db", db(), "--json"});
+  ASSERT_EQ(js.status, 0) << js.err;
+  const Json j = Json::parse(js.out);
+  EXPECT_EQ(j["gpu"], "NVIDIA H200/132sm/cc9.0");
+  EXPECT_EQ(j["rows"], 4);  // make_record: two passed candidates each, at this build's templates
+  EXPECT_EQ(j["constants"].size(), 5u);
+  EXPECT_TRUE(j["picks_over_best_shipped"].is_number());
+  // Another GPU model in the cache: which one is for --gpu to say.
+  {
+    TuningCache cache(db(), CacheMode::read_write);
+    cache.store(cache_test::make_record(
+        cache_test::make_key(4096, 4096, GpuIdentity{"NVIDIA H100", 132, 9, 0}, DType::bf16, 1, template_version())));
+  }
+  expect_usage_error({"fit", "--db", db()}, "choose one with --gpu");
+  EXPECT_EQ(run({"fit", "--db", db(), "--gpu", "NVIDIA H100/132sm/cc9.0"}).status, 0);
+  expect_usage_error({"fit", "--db", db(), "--gpu", "NVIDIA A100/108sm/cc8.0"}, "no measured candidates of NVIDIA A100");
 }
 
 TEST_F(Cli, TuneShapeFileErrorNamesTheLine) {

@@ -15,7 +15,8 @@ gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/quant_model_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/model_registers_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/host_data_test.cpp
-  ${CMAKE_SOURCE_DIR}/tests/tuner/report_json_test.cpp)
+  ${CMAKE_SOURCE_DIR}/tests/tuner/report_json_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/tuner/fit_report_test.cpp)
 target_include_directories(test_tuner PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 # defaults_test.cpp reads the recorded bench --json files of bench/results/raw/.
 target_link_libraries(test_tuner PRIVATE nlohmann_json::nlohmann_json)
