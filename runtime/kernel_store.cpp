@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -69,7 +70,16 @@ bool write_all(int fd, const char* data, std::size_t n) {
 
 }  // namespace
 
-KernelStore::KernelStore(std::string dir) : dir_(std::move(dir)) {}
+KernelStore::KernelStore(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.find(".cubin.tmp.") == std::string::npos) continue;  // save()'s temporary names only
+    std::error_code e;
+    if (it->is_regular_file(e) && it->last_write_time(e) < stale && !e) fs::remove(it->path(), e);
+  }
+}
 
 std::string KernelStore::file_name(const std::string& kernel_name, const std::string& arch) {
   return kernel_name + "-" + arch + "-nvrtc" + jit::nvrtc_version() + "-" + template_version() + ".cubin";

@@ -12,7 +12,9 @@ namespace gemvtune::runtime {
 
 class KernelStore {
  public:
-  // dir is created on the first save(); a missing dir simply has no kernels.
+  // dir is created on the first save(); a missing dir simply has no kernels. Temporary files
+  // of saves that never finished (a writer killed between write and rename) older than an
+  // hour are removed here: nothing else would, and no save takes that long.
   explicit KernelStore(std::string dir);
 
   const std::string& dir() const { return dir_; }

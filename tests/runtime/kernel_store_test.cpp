@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -157,6 +158,21 @@ TEST_F(StoreFile, ALeftoverTemporaryOfTheSamePidIsPassedOver) {
     std::ofstream(path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i)) << "stale";
   EXPECT_TRUE(store.save(k.name, "sm_90", k.cubin));
   EXPECT_EQ(store.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
+}
+
+// Temporaries of saves that never finished are removed when a store opens, once an hour old (a
+// writer killed between write and rename left them for good); a recent one, which a save in
+// another process may be writing, and the stored kernels stay.
+TEST_F(StoreFile, StaleTemporariesAreRemovedWhenTheStoreOpens) {
+  ASSERT_TRUE(store.save(k.name, "sm_90", k.cubin));
+  const std::string stale = path + ".tmp.99999.0", recent = path + ".tmp.99999.1";
+  std::ofstream(stale) << "killed";
+  std::ofstream(recent) << "being written";
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  runtime::KernelStore reopened(tmp.path());
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(recent));
+  EXPECT_EQ(reopened.load(k.name, "sm_90"), std::optional<std::vector<char>>(k.cubin));
 }
 
 }  // namespace
