@@ -4,7 +4,7 @@
 // include/gemvtune/model.hpp): this says what a GPU other than the one they were fitted on
 // would want, and how much it would change the model's picks; it changes nothing.
 #include <iostream>
-#include <set>
+#include <optional>
 
 #include "cache/json_records.hpp"
 #include "cli/cache_commands.hpp"
@@ -12,28 +12,10 @@
 #include "cli/text_table.hpp"
 #include "gemvtune/generator.hpp"
 #include "tuner/fit_report.hpp"
+#include "tuner/report_json.hpp"
 
 namespace gemvtune::cli {
 namespace {
-
-// The GPU whose rows to fit: --gpu, else the cache's only GPU model with entries of this
-// build's templates.
-GpuIdentity chosen_gpu(const TuningCache& cache, const std::string& gpu_text, bool given) {
-  if (given) return parse_gpu_key(gpu_text);
-  std::set<std::string> keys;
-  GpuIdentity only;
-  for (const TuneRecord& r : cache.list())
-    if (r.key.template_version == template_version() && keys.insert(r.key.gpu.key()).second) only = r.key.gpu;
-  if (keys.empty())
-    throw UsageError("nothing tuned in " + cache.path() + " with this build's templates (" + template_version() +
-                     "): tune first, then fit");
-  if (keys.size() > 1) {
-    std::string list;
-    for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + ("'" + k + "'");
-    throw UsageError("the cache holds several GPU models (" + list + "): choose one with --gpu");
-  }
-  return only;
-}
 
 std::string number(double v) { return fixed(v < 10 ? "%.3f" : "%.1f", v); }
 
@@ -54,38 +36,14 @@ int cmd_fit(const std::vector<std::string>& args) {
                     "The model's constants refitted to the cache's measured candidates of one GPU, beside the\n"
                     "shipped ones; needs no GPU and changes nothing (the constants are compiled in)."))
     return kOk;
-  const std::string path = db_path(db);
-  const std::optional<TuningCache> cache = TuningCache::open_if_present(path);
-  if (!cache) throw UsageError("no cache at " + path + ": tune first, then fit");
-  const GpuIdentity gpu = chosen_gpu(*cache, gpu_text, vm.count("gpu") > 0);
-  const std::vector<FitRow> rows = fit_rows(*cache, gpu);
-  if (rows.empty())
-    throw UsageError("no measured candidates of " + gpu.key() + " at this build's templates in " + path);
-  GpuModelParams shipped;
-  shipped.sm_count = gpu.sm_count;
-  if (const auto peak = cache->peak(gpu)) shipped.read_ceiling_gbps = peak->gbps;
-  const FitReport report = fit_report(rows, shipped);
-
+  const CacheFit fit = fit_cache(db_path(db), vm.count("gpu") ? std::optional(parse_gpu_key(gpu_text)) : std::nullopt);
+  const FitReport& report = fit.report;
   if (vm.count("json")) {
-    Json constants = Json::array();
-    for (const FitConstant& c : report.constants)
-      constants.push_back({{"name", c.name}, {"shipped", c.shipped}, {"fitted", c.fitted}, {"rows", c.rows},
-                           {"rms_log_error_shipped", c.error_shipped}, {"rms_log_error_fitted", c.error_fitted}});
-    const Json out{{"db", path},
-                   {"gpu", gpu.key()},
-                   {"template_version", template_version()},
-                   {"rows", report.rows},
-                   {"problems", report.problems},
-                   {"constants", constants},
-                   {"rms_log_error_shipped", report.error_shipped},
-                   {"rms_log_error_fitted", report.error_fitted},
-                   {"picks_over_best_shipped", report.picks_shipped},
-                   {"picks_over_best_fitted", report.picks_fitted}};
-    std::cout << cache::json_text(out, 2) << "\n";
+    std::cout << cache::json_text(report::fit_json(fit), 2) << "\n";
     return kOk;
   }
-  std::cout << "model fit for " << gpu.key() << ": " << report.rows << " measured candidates of " << report.problems
-            << " problems in " << path << " (templates " << template_version() << ")\n";
+  std::cout << "model fit for " << fit.gpu.key() << ": " << report.rows << " measured candidates of " << report.problems
+            << " problems in " << fit.path << " (templates " << template_version() << ")\n";
   TextTable t({"constant", "shipped", "fitted", "rows", "RMS log error shipped", "fitted"},
               {false, true, true, true, true, true});
   for (const FitConstant& c : report.constants)

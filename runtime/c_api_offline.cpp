@@ -164,6 +164,14 @@ gemvtune_status gemvtune_peak(const char* db, int device, char** json_out) {
   });
 }
 
+gemvtune_status gemvtune_fit(const char* db, const char* gpu_key, char** json_out) {
+  return capi::answer("gemvtune_fit", json_out, [&] {
+    const std::optional<GpuIdentity> gpu =
+        gpu_key && *gpu_key ? std::optional(report::parse_gpu_key(gpu_key)) : std::nullopt;
+    return cache::json_text(report::fit_json(fit_cache(capi::db_path(db), gpu)), 2);
+  });
+}
+
 gemvtune_status gemvtune_presets(char** json_out) {
   return capi::answer("gemvtune_presets", json_out, [] {
     Json out = Json::array();

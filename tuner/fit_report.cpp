@@ -2,6 +2,7 @@
 #include "tuner/fit_report.hpp"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "gemvtune/config.hpp"
@@ -100,6 +101,35 @@ FitReport fit_report(const std::vector<FitRow>& rows, const GpuModelParams& ship
   out.error_fitted = rms_log_error(rows, fitted, informs_any);
   out.picks_shipped = picks_over_best(rows, shipped, informs_any, &out.problems);
   out.picks_fitted = picks_over_best(rows, fitted, informs_any);
+  return out;
+}
+
+CacheFit fit_cache(const std::string& path, const std::optional<GpuIdentity>& gpu) {
+  const std::optional<TuningCache> cache = TuningCache::open_if_present(path);
+  if (!cache) throw InvalidArgument("no cache at " + path + ": tune first, then fit");
+  CacheFit out{path, {}, {}};
+  if (gpu) {
+    out.gpu = *gpu;
+  } else {
+    std::set<std::string> keys;
+    for (const TuneRecord& r : cache->list())
+      if (r.key.template_version == template_version() && keys.insert(r.key.gpu.key()).second) out.gpu = r.key.gpu;
+    if (keys.empty())
+      throw InvalidArgument("nothing tuned in " + path + " with this build's templates (" + template_version() +
+                            "): tune first, then fit");
+    if (keys.size() > 1) {
+      std::string list;
+      for (const std::string& k : keys) list += (list.empty() ? "'" : ", '") + k + "'";
+      throw InvalidArgument("the cache holds several GPU models (" + list + "): choose one with --gpu");
+    }
+  }
+  const std::vector<FitRow> rows = fit_rows(*cache, out.gpu);
+  if (rows.empty())
+    throw InvalidArgument("no measured candidates of " + out.gpu.key() + " at this build's templates in " + path);
+  GpuModelParams shipped;
+  shipped.sm_count = out.gpu.sm_count;
+  if (const auto peak = cache->peak(out.gpu)) shipped.read_ceiling_gbps = peak->gbps;
+  out.report = fit_report(rows, shipped);
   return out;
 }
 

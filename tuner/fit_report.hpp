@@ -6,6 +6,7 @@
 // `gemvtune fit` prints it. The constants are compiled in; the report says what another GPU
 // would want, it changes nothing.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,17 @@ struct FitReport {
 // The report over `rows` with `shipped` as the starting point (its sm_count and read ceiling
 // those of the GPU measured).
 FitReport fit_report(const std::vector<FitRow>& rows, const GpuModelParams& shipped);
+
+// `gemvtune fit` (and gemvtune_fit): the report of the cache at `path` for `gpu`, or without
+// one for the cache's only GPU model with entries of this build's templates, the shipped
+// parameters taking that GPU's SMs and stored read ceiling. Throws InvalidArgument saying why
+// there is nothing to fit: no cache file, nothing tuned at these templates, several GPU models
+// and none chosen, no measured candidates of the one chosen.
+struct CacheFit {
+  std::string path;
+  GpuIdentity gpu;
+  FitReport report;
+};
+CacheFit fit_cache(const std::string& path, const std::optional<GpuIdentity>& gpu);
 
 }  // namespace gemvtune

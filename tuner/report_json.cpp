@@ -120,6 +120,28 @@ Json preset_json(const Preset& p) {
   return Json{{"name", p.name}, {"description", p.description}, {"shapes", std::move(shapes)}};
 }
 
+Json fit_json(const CacheFit& fit) {
+  const FitReport& r = fit.report;
+  Json constants = Json::array();
+  for (const FitConstant& c : r.constants)
+    constants.push_back(Json{{"name", c.name},
+                             {"shipped", c.shipped},
+                             {"fitted", c.fitted},
+                             {"rows", c.rows},
+                             {"rms_log_error_shipped", c.error_shipped},
+                             {"rms_log_error_fitted", c.error_fitted}});
+  return Json{{"db", fit.path},
+              {"gpu", fit.gpu.key()},
+              {"template_version", template_version()},
+              {"rows", r.rows},
+              {"problems", r.problems},
+              {"constants", constants},
+              {"rms_log_error_shipped", r.error_shipped},
+              {"rms_log_error_fitted", r.error_fitted},
+              {"picks_over_best_shipped", r.picks_shipped},
+              {"picks_over_best_fitted", r.picks_fitted}};
+}
+
 Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, const std::string& db) {
   return Json{{"shape", to_string(job.shape)},
               {"batch", job.batch},

@@ -7,6 +7,7 @@
 #include "cache/json_records.hpp"
 #include "gemvtune/presets.hpp"
 #include "gemvtune/tuner.hpp"
+#include "tuner/fit_report.hpp"
 
 namespace gemvtune::report {
 
@@ -26,6 +27,10 @@ Json preset_json(const Preset& p);
 // The answer of `query --json` (and gemvtune_query): the problem (with its weight format),
 // the config it resolved to, where from, and the cache entry used.
 Json query_json(const TuneJob& job, const GpuIdentity& gpu, const Resolved& r, const std::string& db);
+
+// The answer of `fit --json` (and gemvtune_fit): the cache, the GPU, the rows, each constant
+// shipped and fitted with its rows and RMS log errors, the whole model's errors and picks.
+Json fit_json(const CacheFit& fit);
 
 // "NVIDIA H200/132sm/cc9.0" (GpuIdentity::key()) back into its parts (the name may hold '/'),
 // held to the cache's rules for a GPU identity. Throws InvalidArgument saying what is wrong.

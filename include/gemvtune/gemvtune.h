@@ -188,6 +188,15 @@ GEMVTUNE_API gemvtune_status gemvtune_query(const char* db, const gemvtune_probl
  * *json_out: {"db", "gpu", "gbps", "bytes", "runs", "previous_gbps", "peak": {...}}. */
 GEMVTUNE_API gemvtune_status gemvtune_peak(const char* db, int device, char** json_out);
 
+/* `gemvtune fit --json`: the model's constants refitted to one GPU's measured candidates in the
+ * cache, beside the shipped ones (needs no GPU, changes nothing). gpu_key NULL or "": the cache's
+ * only GPU model with entries of this build's templates; otherwise one as `list` shows it.
+ * *json_out: {"db", "gpu", "template_version", "rows", "problems", "constants": [{"name",
+ * "shipped", "fitted", "rows", "rms_log_error_shipped", "rms_log_error_fitted"}],
+ * "rms_log_error_shipped", "rms_log_error_fitted", "picks_over_best_shipped",
+ * "picks_over_best_fitted"}. GEMVTUNE_ERROR_INVALID_ARGUMENT when there is nothing to fit. */
+GEMVTUNE_API gemvtune_status gemvtune_fit(const char* db, const char* gpu_key, char** json_out);
+
 /* The model presets `tune --preset` knows: [{"name", "description", "shapes":
  * [{"n", "k", "layers", "after"}]}]; "after" is the shape ("NxK") of the GEMV just before
  * this one in a decode step, which `gemvtune tune` ranks finalists after (null outside one);

@@ -16,8 +16,8 @@ Errors are exceptions of gemvtune.errors carrying the library's (and the CLI's) 
 from . import _capi
 from .errors import (CacheError, CompileError, CudaError, GemvtuneError, InternalError, InvalidArgument, NoGpu,
                      TuneFailed)
-from .offline import (default_cache_path, device_count, export_cache, import_cache, list_cache, parse_shape, peak,
-                      presets, query, tune)
+from .offline import (default_cache_path, device_count, export_cache, fit, import_cache, list_cache, parse_shape,
+                      peak, presets, query, tune)
 from .runtime import Plan, Runtime, check_problem
 
 __version__ = _capi.lib.gemvtune_version().decode()
@@ -25,7 +25,7 @@ library_path = _capi.library_path
 
 __all__ = [
     "Runtime", "Plan", "check_problem",
-    "tune", "query", "list_cache", "export_cache", "import_cache", "peak", "presets", "parse_shape",
+    "tune", "query", "list_cache", "export_cache", "import_cache", "peak", "fit", "presets", "parse_shape",
     "default_cache_path", "device_count",
     "GemvtuneError", "InvalidArgument", "NoGpu", "CudaError", "CompileError", "CacheError", "InternalError",
     "TuneFailed",

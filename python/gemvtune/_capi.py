@@ -164,6 +164,7 @@ _PROTOTYPES = {
     "gemvtune_cache_import": (_status, [_str, _str, _out_str]),
     "gemvtune_query": (_status, [_str, ctypes.POINTER(Problem), ctypes.c_int, _str, _out_str]),
     "gemvtune_peak": (_status, [_str, ctypes.c_int, _out_str]),
+    "gemvtune_fit": (_status, [_str, _str, _out_str]),
     "gemvtune_presets": (_status, [_out_str]),
     "gemvtune_find_preset": (_status, [_str, _out_str]),
     "gemvtune_parse_shape": (_status, [_str, ctypes.POINTER(_i64), ctypes.POINTER(_i64)]),

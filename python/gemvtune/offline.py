@@ -109,6 +109,16 @@ def peak(device=0, db=None):
     return _capi.call_json(_lib.gemvtune_peak, _capi.text(db, "db"), _device(device, "device"))
 
 
+def fit(db=None, gpu=None):
+    """`gemvtune fit --json`: the model's constants refitted to one GPU's measured candidates in
+    the cache, beside the shipped ones (needs no GPU, changes nothing: the constants are
+    compiled in). gpu: a GPU model as list_cache() shows it, e.g. "NVIDIA H200/132sm/cc9.0";
+    None: the cache's only one. Returns {"db", "gpu", "rows", "problems", "constants": [...],
+    "rms_log_error_shipped", "rms_log_error_fitted", "picks_over_best_shipped",
+    "picks_over_best_fitted", ...}; InvalidArgument when there is nothing to fit."""
+    return _capi.call_json(_lib.gemvtune_fit, _capi.text(db, "db"), _capi.text(gpu, "gpu"))
+
+
 def _print_event(event):
     kind = event.get("event")
     if kind == "start" and event["jobs"]:

@@ -176,6 +176,27 @@ def test_cache_round_trip(db, tmp_path):
     assert gemvtune.query("4096x4096", db=db, gpu=H200)["record"]["time_us"] == 8.0
 
 
+def test_fit(db, tmp_path):
+    # `gemvtune fit --json` from Python: nothing to fit says why; a cache with measured candidates
+    # answers with each constant shipped and fitted, the whole model's error and its picks.
+    with pytest.raises(gemvtune.InvalidArgument, match="no cache at"):
+        gemvtune.fit(db=db)
+    version = gemvtune.list_cache(db)["template_version"]
+    doc = {"format": "gemvtune-cache", "format_version": 2, "peaks": [],
+           "tuned": [_record(version, "t128_r2_kw4_v16_u2_sk1_cs_pdl", time_us=9.5),
+                     _record(version, "t128_r1_kw1_v16_u8_sk1_cs", n=1024, time_us=3.1)]}
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(doc))
+    gemvtune.import_cache(src, db=db)
+    report = gemvtune.fit(db=db)
+    assert report["gpu"] == H200 and report["rows"] == 2 and report["problems"] == 2
+    assert [c["name"] for c in report["constants"]] == [
+        "cuda_core_issue_share", "quantized_issue_share", "quantized_issue_warps", "launch_us", "pdl_launch_us"]
+    assert report["picks_over_best_shipped"] == 1.0, "one candidate a problem: the model picks it"
+    with pytest.raises(gemvtune.InvalidArgument, match="no measured candidates of NVIDIA A100"):
+        gemvtune.fit(db=db, gpu="NVIDIA A100/108sm/cc8.0")
+
+
 def test_cache_errors(db, tmp_path):
     with pytest.raises(gemvtune.InvalidArgument, match="cannot open"):
         gemvtune.import_cache(str(tmp_path / "missing.json"), db=db)

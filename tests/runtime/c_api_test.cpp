@@ -10,7 +10,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "cache/cache_test_util.hpp"
+#include "gemvtune/cache.hpp"
 #include "gemvtune/gemvtune.h"
+#include "gemvtune/generator.hpp"
 #include "gpu_test_support.hpp"
 #include "jit/cuda_handles.hpp"
 #include "jit/driver_api.hpp"
@@ -312,6 +315,30 @@ TEST(CApi, ExportWritesThroughSymlinksKeepsModesAndNonUtf8PathsAnswer) {
   gemvtune_free(json);
   ASSERT_EQ(gemvtune_cache_list(latin1.c_str(), &json), GEMVTUNE_OK) << last_error();
   gemvtune_free(json);
+}
+
+// gemvtune_fit: `fit --json` through the C API, without a GPU: nothing to fit is an invalid
+// argument naming why; a cache with one GPU's measured candidates answers with its fit.
+TEST(CApi, FitAnswersAsTheCliDoes) {
+  const std::string dir = ::testing::TempDir() + "gemvtune_c_api_fit";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()), 0);
+  const std::string db = dir + "/c.sqlite";
+  char* json = nullptr;
+  EXPECT_EQ(gemvtune_fit(db.c_str(), nullptr, &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("no cache at"), std::string::npos) << last_error();
+  {
+    gemvtune::TuningCache cache(db, gemvtune::CacheMode::read_write);
+    cache.store(gemvtune::cache_test::make_record(gemvtune::cache_test::make_key(
+        4096, 4096, gemvtune::cache_test::h200(), gemvtune::DType::bf16, 1, gemvtune::template_version())));
+  }
+  ASSERT_EQ(gemvtune_fit(db.c_str(), nullptr, &json), GEMVTUNE_OK) << last_error();
+  const std::string answer = json;
+  gemvtune_free(json);
+  EXPECT_NE(answer.find("\"gpu\": \"NVIDIA H200/132sm/cc9.0\""), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\"constants\": ["), std::string::npos) << answer;
+  EXPECT_EQ(gemvtune_fit(db.c_str(), "NVIDIA A100/108sm/cc8.0", &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("no measured candidates of NVIDIA A100"), std::string::npos) << last_error();
+  EXPECT_EQ(gemvtune_fit(db.c_str(), "H200", &json), GEMVTUNE_ERROR_INVALID_ARGUMENT);
 }
 
 // The struct entry points on a GPU: a batch-4 plan from gemvtune_plan_create_ex launched
