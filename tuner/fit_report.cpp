@@ -25,8 +25,6 @@ FitConstant constant(const char* name, double shipped, double fitted, std::size_
   return c;
 }
 
-bool informs_launch_rows(const FitRow& r) { return informs_launch(r); }
-
 // The fastest row of each problem without PDL and the fastest with it: what the shipped launch
 // terms were fitted to (docs/tuning.md). Over every candidate the median residual would be a
 // slow config's, not the launch's.
@@ -93,9 +91,9 @@ FitReport fit_report(const std::vector<FitRow>& rows, const GpuModelParams& ship
   out.constants.push_back(constant("quantized_issue_warps", shipped.quantized_issue_warps, fitted.quantized_issue_warps,
                                    q.rows, rows, shipped, fitted, informs_quantized_issue_share));
   out.constants.push_back(constant("launch_us", shipped.launch_us, fitted.launch_us, l.rows, best, shipped, fitted,
-                                   informs_launch_rows));
+                                   informs_launch));
   out.constants.push_back(constant("pdl_launch_us", shipped.pdl_launch_us, fitted.pdl_launch_us, l.pdl_rows, best,
-                                   shipped, fitted, informs_launch_rows));
+                                   shipped, fitted, informs_launch));
 
   out.error_shipped = rms_log_error(rows, shipped, informs_any, &out.rows);
   out.error_fitted = rms_log_error(rows, fitted, informs_any);

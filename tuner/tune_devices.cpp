@@ -10,7 +10,6 @@
 #include "gemvtune/generator.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
-#include "jit/driver_api.hpp"
 
 namespace gemvtune {
 
@@ -163,12 +162,6 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
         } catch (const ContextLost& e) {
           o.error = e.what();
           lost = true;
-        } catch (const CudaError& e) {
-          o.error = e.what();
-          // A sticky error met outside a candidate (the job's set-up, the read ceiling): the
-          // context is as dead as after a kernel fault, and the queue's other jobs are for the
-          // workers whose GPUs still run (a synchronize tells it from an error of one call).
-          lost = jit::driver().cuCtxSynchronize() != CUDA_SUCCESS;
         } catch (const std::exception& e) {
           o.error = e.what();
         }

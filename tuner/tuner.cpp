@@ -34,12 +34,12 @@ int default_compile_threads() { return static_cast<int>(std::max(2u, std::thread
 
 // A kernel fault leaves a sticky error on the context; every later call returns it. After a
 // CUDA error, a synchronize tells a dead context from an error that only refused one launch.
-void throw_if_context_lost(const std::string& config, const CudaError& e, int device) {
+// `what` names what failed ("config t128_...", "the ranking after 4096x4096").
+void throw_if_context_lost(const std::string& what, const CudaError& e, int device) {
   const CUresult r = jit::driver().cuCtxSynchronize();
   if (r == CUDA_SUCCESS) return;
-  throw ContextLost("config " + config + " failed with " + e.what() + "; the CUDA context of device " +
-                    std::to_string(device) + " is unusable (" + jit::cu_error_text(r) +
-                    "), so tuning on it stopped");
+  throw ContextLost(what + " failed with " + e.what() + "; the CUDA context of device " + std::to_string(device) +
+                    " is unusable (" + jit::cu_error_text(r) + "), so tuning on it stopped");
 }
 
 // Adds the time from construction to destruction to `total` (a TunePhases field).
@@ -148,7 +148,7 @@ struct Tuner::Impl {
       r.pct_of_ceiling = 100.0 * t.gbps / s.ceiling_gbps;
       return r;
     } catch (const CudaError& e) {
-      throw_if_context_lost(r.config, e, ctx.ordinal());
+      throw_if_context_lost("config " + r.config, e, ctx.ordinal());
       return failed(Outcome::launch_failed, e.what());
     } catch (const InvalidArgument& e) {
       return failed(Outcome::not_supported, e.what());
@@ -236,7 +236,7 @@ struct Tuner::Impl {
       auto kernel = kernels.get(c, s.job.dtype, s.job.weights);
       return time_calls(launcher(s, kernel, c), s.problem, stream, LaunchMode::graph).us_per_call;
     } catch (const CudaError& e) {
-      throw_if_context_lost(to_string(c), e, ctx.ordinal());
+      throw_if_context_lost("config " + to_string(c), e, ctx.ordinal());
       throw;
     }
   }
@@ -497,8 +497,11 @@ void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
   }
 }
 
+// A function-try-block: a CUDA error met outside a candidate (the job's set-up, the read
+// ceiling) is checked for a dead context like a candidate's, so tune_on_devices stops the
+// device's worker on ContextLost whichever step met it.
 ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
-                        const std::function<void(const TuneProgress&)>& on_progress) {
+                        const std::function<void(const TuneProgress&)>& on_progress) try {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   check_shape(job.shape);
@@ -578,6 +581,9 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   out.phases = s.phases;
   m.last_problem.emplace(std::move(s.problem));
   return out;
+} catch (const CudaError& e) {
+  throw_if_context_lost("the tune of " + to_string(job), e, impl_->ctx.ordinal());
+  throw;
 }
 
 }  // namespace gemvtune

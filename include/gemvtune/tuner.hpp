@@ -124,8 +124,9 @@ struct ShapeResult {
   TunePhases phases;                // how `seconds` divides
 };
 
-// A kernel fault (illegal address, trap, ...) left the CUDA context unusable: nothing more can
-// run on that device in this process. The message names the config and the error.
+// A kernel fault (illegal address, trap, ...) or any other sticky error left the CUDA context
+// unusable: nothing more can run on that device in this process. The message names what failed
+// (a config, the ranking after the call before, the job's set-up) and the error.
 class ContextLost : public Error {
  public:
   using Error::Error;
@@ -148,7 +149,8 @@ class Tuner {
   // Verifies and times candidates of the job's space by options.strategy, re-times the
   // finalists, stores the record in one cache transaction and returns it. Candidates that
   // fail (compile, launch, wrong result) are recorded with the reason and never chosen.
-  // Throws Error when none passes (nothing stored) and ContextLost after a kernel fault.
+  // Throws Error when none passes (nothing stored) and ContextLost after a CUDA error, at any
+  // step, that left the context unusable.
   // The problem's random weights (host and device copies) stay with the Tuner until its next
   // tune or its end: a next job of the same dtype, shape and weight format at another batch M
   // re-uses them rather than drawing and uploading them again.
