@@ -237,10 +237,10 @@ TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
 // For every (M x N x K, dtype) pair of a recorded batched sweep (every config of the space
 // measured on the H200; at least min_rows of them): the untuned default is measured there and
 // within `bound(text, shape, m)` of the best; returns the pairs checked, each passed to `also`
-// with its default.
+// with its default, and adds each measured default's log(time / best) to *log_sum.
 template <typename Bound, typename Also>
 static std::size_t expect_batched_defaults_near_best(const char* file, std::size_t min_rows, Bound bound,
-                                                     Also also) {
+                                                     Also also, double* log_sum = nullptr) {
   const auto rows = recorded::read_sweep_rows(kResults + "sweeps/" + file);
   EXPECT_GE(rows.size(), min_rows) << "missing or short sweeps/" << file;
   // (MxNxK, dtype) -> config -> us
@@ -257,6 +257,7 @@ static std::size_t expect_batched_defaults_near_best(const char* file, std::size
     EXPECT_NE(found, us.end()) << text << " " << key.second << ": default " << to_string(d) << " not in " << file;
     if (found == us.end()) continue;
     const double ratio = found->second / best;
+    if (log_sum) *log_sum += std::log(ratio);
     std::printf("[gemvtune] %-16s %s default %-40s %.3fx the best\n", text.c_str(), key.second.c_str(),
                 to_string(d).c_str(), ratio);
     EXPECT_LE(ratio, bound(text, shape, m)) << text << " " << key.second << ": default " << to_string(d);
@@ -282,6 +283,30 @@ TEST(Defaults, SixteenBitBatchedDefaultsNearTheBestOfWholeSweeps) {
     }
   };
   EXPECT_EQ(expect_batched_defaults_near_best("h200_batch_da60bb8.csv", 10000, long_k, tensor_cores_at_m2), 21u);
+}
+
+TEST(Defaults, SixteenBitBatchedDefaultsOnTodaysWholeSweep) {
+  // Every PDL config of today's space measured on the H200 (templates 84dad80b2dc1030d,
+  // 2026-12-05; bf16 at M = 2, 4, 8, 16 on six preset shapes, lm_head at M = 8 and 16): the
+  // default is measured there on all 26 pairs, 1.112x the best (geometric mean). Where it loses
+  // most it takes 4-warp blocks at about two an SM (tc_t128_r1_kw4_u4_sk1) on 4096x4096,
+  // 6144x4096 and 4096x14336 (1.12-1.19x; 16x4096x14336 ran 0.88x cuBLAS in the s160 bench),
+  // where the best run 8 warps along K or two splits, and on 1024x4096 it may not take the wide
+  // blocks that win there (1.20-1.31x). A latency of 1600 ns for the dense tensor-core family with
+  // the wide blocks allowed made these defaults 1.028x the best but the model's error on the same
+  // rows 0.87 where it is 0.48 (RMS log): docs/tuning.md, "The dense tensor-core default", the
+  // lead. This holds today's figures so that a change of the model shows here.
+  const auto bound = [](const std::string& text, const Shape& shape, int) {
+    return shape.n == 1024 ? 1.31 : shape.k == 14336 || shape.n == 6144 || text == "16x4096x4096" ? 1.20 : kWithin;
+  };
+  const auto nothing_more = [](int, const KernelConfig&) {};
+  double log_sum = 0;
+  const std::size_t pairs =
+      expect_batched_defaults_near_best("h200_batch_4852aee_pdl.csv", 9000, bound, nothing_more, &log_sum);
+  EXPECT_EQ(pairs, 26u);
+  const double geomean = std::exp(log_sum / static_cast<double>(pairs));
+  std::printf("[gemvtune] defaults over today's whole-space sweep: %.3fx the best (geometric mean)\n", geomean);
+  EXPECT_LE(geomean, 1.115);
 }
 
 TEST(Defaults, SixteenBitBatchedDefaultsOnTheSweepsOfTheCurrentTensorCoreKernel) {

@@ -389,6 +389,13 @@ TEST(Strategy, ModelGuidedOnTheRecordedBatchedSweepsOfTheCurrentTensorCoreKernel
   EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_098a33f_pdl.csv", 250, {{"2x4096x4096", 1.025}}), 11);
 }
 
+// The same on today's kernel (templates 84dad80b2dc1030d; h200_batch_4852aee_pdl.csv: every PDL
+// config of the space, bf16, six preset shapes at M = 2, 4, 8, 16 and lm_head at M = 8 and 16,
+// 9432 configs recorded on 2026-12-05): within 2% of the best on all 26 pairs.
+TEST(Strategy, ModelGuidedOnTheSweepsOfTodaysKernels) {
+  EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_4852aee_pdl.csv", 250), 26);
+}
+
 // The same with the wide blocks (8 or 16 warps along K, wide_k_block): h200_batch_4316d86_kw_pdl.csv
 // holds every PDL config of today's space for 9 bf16 pairs at M = 4, 8, 16 (bench/results/h200.md,
 // "Wide tensor-core blocks"), where the wide blocks won 1024x4096 and 4096x4096 by 6-11%.
