@@ -65,8 +65,11 @@ TEST_F(CliExplain, JsonHasTheGridWavesLittlesLawCubinAndModel) {
     EXPECT_GT(j["measured"]["us"].get<double>(), 0.0) << j.dump(2);
     const std::string verdict = j["verdict"].get<std::string>();
     EXPECT_TRUE(contains(verdict, "of the read ceiling")) << verdict;
-    if (j["limiter"] == "not modelled") EXPECT_TRUE(contains(verdict, "beyond the model")) << verdict;
-    else EXPECT_TRUE(contains(verdict, j["limiter"].get<std::string>())) << verdict;
+    if (j["limiter"] == "not modelled") {
+      EXPECT_TRUE(contains(verdict, "beyond the model")) << verdict;
+    } else {
+      EXPECT_TRUE(contains(verdict, j["limiter"].get<std::string>())) << verdict;
+    }
   }
 }
 
