@@ -27,6 +27,7 @@
 #include "gemvtune/shape.hpp"
 #include "gemvtune/search_space.hpp"
 #include "tuner/model_fit.hpp"
+#include "tuner/model_rows.hpp"
 #include "tuner/strategy.hpp"
 #include "recorded_sweep.hpp"
 
@@ -156,19 +157,8 @@ TEST(ModelFit, RecoversTheIssueShareOfSyntheticRows) {
   // the base value.
   GpuModelParams truth;
   truth.cuda_core_issue_share = 0.40;
-  std::vector<FitRow> rows;
-  for (const char* shape : {"4096x4096", "14336x4096", "4096x14336"})
-    for (int m : {2, 4, 8})
-      for (const KernelConfig& c : search_space_for(DType::f32, parse_shape(shape), m)) {
-        FitRow r;
-        r.config = c;
-        r.dtype = DType::f32;
-        r.shape = parse_shape(shape);
-        r.m = m;
-        r.us = estimate(c, r.dtype, r.shape, truth).time_us;
-        rows.push_back(r);
-        if (rows.size() % 50 == 0) break;
-      }
+  const std::vector<FitRow> rows =
+      model_rows::fp32_rows_of(truth, {"4096x4096", "14336x4096", "4096x14336"}, {2, 4, 8}, 50);
   const IssueShareFit f = fit_cuda_core_issue_share(rows);
   EXPECT_NEAR(f.share, 0.40, 1e-9);
   EXPECT_LT(f.rms_log_error, 1e-9);

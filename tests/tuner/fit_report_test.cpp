@@ -5,8 +5,8 @@
 
 #include "cache/cache_test_util.hpp"
 #include "gemvtune/generator.hpp"
-#include "gemvtune/search_space.hpp"
 #include "tuner/fit_report.hpp"
+#include "tuner/model_rows.hpp"
 
 namespace gemvtune {
 namespace {
@@ -14,19 +14,7 @@ namespace {
 // Rows whose times are the model's own with `truth`: every fp32 config of the space (CUDA cores,
 // whose issue share M > 1 informs) on two shapes at M = 1 (PDL and not: the launch terms) and 4.
 std::vector<FitRow> rows_of(const GpuModelParams& truth) {
-  std::vector<FitRow> rows;
-  for (const char* text : {"4096x4096", "14336x4096"})
-    for (int m : {1, 4})
-      for (const KernelConfig& c : search_space_for(DType::f32, parse_shape(text), m)) {
-        FitRow r;
-        r.config = c;
-        r.dtype = DType::f32;
-        r.shape = parse_shape(text);
-        r.m = m;
-        r.us = estimate(c, r.dtype, r.shape, truth).time_us;
-        rows.push_back(r);
-      }
-  return rows;
+  return model_rows::fp32_rows_of(truth, {"4096x4096", "14336x4096"}, {1, 4});
 }
 
 TEST(FitReport, RecoversTheConstantsTheRowsWereDrawnWith) {
