@@ -247,7 +247,7 @@ int cmd_explain(const std::vector<std::string>& args) {
         {"little", {{"in_flight_per_sm_bytes", x.in_flight_per_sm}, {"needed_per_sm_bytes", x.needed_per_sm},
                     {"warp_bytes", e.warp_bytes}, {"in_flight_gpu_bytes", e.bytes_in_flight},
                     {"read_ceiling_gbps", model.read_ceiling_gbps}, {"ceiling_source", ceiling_source},
-                    {"latency_ns", model.latency_ns}, {"sm_gbps", e.sm_gbps}}},
+                    {"latency_ns", e.latency_ns}, {"sm_gbps", e.sm_gbps}}},
         {"split_k", {{"splits", config.split_k}, {"finish", split_finish}, {"cluster_blocks", cluster},
                      {"partial_bytes", x.split_partial_bytes}, {"us", x.split_us}}},
         {"model", {{"time_us", e.time_us}, {"gbps", x.predicted_gbps}, {"launch_us", e.launch_us},
@@ -326,15 +326,16 @@ int cmd_explain(const std::vector<std::string>& args) {
              " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)" +
              (e.turnover < 1 ? "; block turnover leaves " + fixed("%.0f", 100 * e.turnover) + "% of the stream rate"
                              : std::string())});
+  const bool dense_tc = config.family == Family::tensor_core && !is_quantized(weights);
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
-         fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " + fixed("%.0f", model.latency_ns) +
-             " ns latency (assumed) / " + std::to_string(gpu.sm_count) + " SMs; " + kb(e.warp_bytes) + " per warp" +
+         fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " +
+             fixed("%.0f", e.latency_ns) + " ns latency (" +
+             (dense_tc ? "fitted to the tensor-core family" : "assumed") + ") / " + std::to_string(gpu.sm_count) +
+             " SMs; " + kb(e.warp_bytes) + " per warp" +
              (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "") +
-             // The model's per-warp bytes follow the unroll knob; the SASS does not (bench/results/h200.md,
-             // "what holds the tensor-core kernel back").
-             (config.family == Family::tensor_core && !is_quantized(weights)
-                  ? "; per warp as the unroll says: ptxas issues about four chunks a trip at unroll 1, 2 and 4"
-                  : "")});
+             // ptxas unrolls the tensor-core run loop to about four chunks a trip whatever the unroll
+             // knob (bench/results/h200.md, "what holds the tensor-core kernel back").
+             (dense_tc ? "; four chunks a warp at any unroll, as ptxas issues them" : "")});
   if (cubin)
     t.add({"cubin", std::to_string(cubin->registers) + " registers, " + std::to_string(cubin->stack_frame_bytes) +
                         " bytes stack, " + std::to_string(cubin->shared_bytes) + " bytes shared memory a block, " +

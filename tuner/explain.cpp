@@ -195,7 +195,7 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
       break;
     case Limiter::bytes_in_flight:
       cause = format("%.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",
-                     e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, gpu.latency_ns);
+                     e.in_flight_per_sm / 1024, e.needed_per_sm / 1024, gpu.read_ceiling_gbps, e.latency_ns);
       break;
     case Limiter::launch:
       cause = format("the model's %.2f us launch term against %.2f us of transfer (%.0f%%)", e.launch_us,

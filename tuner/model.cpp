@@ -108,10 +108,15 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double chunks = std::max(1.0, k_per_warp / chunk_elems);
   // Dense tensor cores: the kernel's own loads in flight do not follow the unroll knob (ptxas
   // unrolls the run loop to about four chunks a trip at unroll 1, 2 and 4; SASS of 098a33f),
-  // but modelling them as four chunks made the defaults worse on the recorded sweeps
-  // (bench/results/h200.md, "what holds the tensor-core kernel back"): here the unroll credit
-  // stands in for what u1's lines split between warps and u4's registers cost.
-  const double loads = std::min<double>(c.unroll, chunks);
+  // so a warp keeps four chunks in flight whatever the unroll, against a latency of its own
+  // (GpuModelParams::dense_tc_latency_ns), and unroll 1, whose warps split 128-byte lines
+  // between them, streams 5% slower (dense_tc_unroll_cost). Fitted on the whole-space sweep of
+  // today's kernel (sweeps/h200_batch_4852aee_pdl.csv, 8280 tensor-core rows): RMS log error
+  // 0.277 against 0.484 for the unroll credit at 800 ns this replaced, whose u1 and u2
+  // estimates ran 1.7x and 1.2x slow, and the untuned defaults 1.05x the best against 1.11x
+  // (docs/tuning.md, "The dense tensor-core default").
+  const bool dense_tc = tc && !quantized;
+  const double loads = std::min<double>(dense_tc ? 4 : c.unroll, chunks);
   const double warp_bytes =
       32.0 * c.vec_bytes * (tc ? c.tile_rows / 8.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
 
@@ -123,7 +128,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double resident_per_sm = std::min(blocks_per_sm, per_sm);
   const double in_flight_per_sm = std::max(1.0, resident_per_sm) * c.warps() * warp_bytes;
   const double sm_share = gpu.read_ceiling_gbps * 1e9 / sms;
-  const double sm_bw = std::min(sm_share, in_flight_per_sm / (gpu.latency_ns * 1e-9));
+  const double latency_ns = dense_tc ? gpu.dense_tc_latency_ns : gpu.latency_ns;
+  const double sm_bw = std::min(sm_share, in_flight_per_sm / (latency_ns * 1e-9));
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);
   else balance = 0.85 + 0.15 * waves / std::ceil(waves);
@@ -173,7 +179,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     }
     if (row_chunks > 0) issued_loads = static_cast<double>(issued) / static_cast<double>(row_chunks);
   }
-  const double transfer_us = bytes * issued_loads / (sm_bw * sms * balance * turnover) * 1e6;
+  const double split_lines =
+      dense_tc && c.unroll < 4 ? 1.0 + gpu.dense_tc_unroll_cost * std::log2(4.0 / c.unroll) : 1.0;
+  const double transfer_us = bytes * issued_loads * split_lines / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
   // int4 register loads at M > 1: the trips of a block slot's warps, one after another
   // (GpuModelParams::int4_tc_trip_us).
@@ -282,7 +290,8 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   e.resident_per_sm = per_sm;
   e.warp_bytes = warp_bytes;
   e.in_flight_per_sm = in_flight_per_sm;
-  e.needed_per_sm = sm_share * gpu.latency_ns * 1e-9;
+  e.needed_per_sm = sm_share * latency_ns * 1e-9;
+  e.latency_ns = latency_ns;
   e.sm_gbps = sm_bw / 1e9;
   e.balance = balance;
   e.turnover = turnover;
@@ -336,7 +345,7 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;
     for (const KernelConfig& c : space)
-      if (c.family == Family::tensor_core && !wide_k_block(c)) tc.push_back(c);
+      if (c.family == Family::tensor_core) tc.push_back(c);
     if (!tc.empty()) space = std::move(tc);
   }
   auto ranked = rank_by_model(std::move(space), t, s, gpu, w);

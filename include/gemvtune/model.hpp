@@ -19,6 +19,11 @@ struct GpuModelParams {
   int sm_count = 132;
   double read_ceiling_gbps = 4470;   // measured by `gemvtune peak`
   double latency_ns = 800;           // loaded memory latency
+  // The dense tensor-core family: the latency its loads see in the model, each warp holding four
+  // chunks in flight, and what unroll 1 costs its stream (tuner/model.cpp, fitted on the
+  // whole-space sweep of 4852aee).
+  double dense_tc_latency_ns = 1000;
+  double dense_tc_unroll_cost = 0.025;  // of the stream, per halving of the unroll below 4
   double launch_us = 2.8;            // launch + ramp + drain of one kernel in a graph (2.2 before the fit)
   double pdl_launch_us = 1.2;        // the same when it overlaps the previous kernel (PDL; 0.8 before)
   int max_threads_per_sm = 2048;
@@ -81,6 +86,7 @@ struct ModelEstimate {
   double warp_bytes = 0;         // bytes one warp keeps in flight
   double in_flight_per_sm = 0;   // bytes in flight on a busy SM
   double needed_per_sm = 0;      // Little's law at the ceiling: ceiling / SMs x latency
+  double latency_ns = 0;         // the loaded latency it used (dense tensor cores: their own)
   double sm_gbps = 0;            // min(SM's share of the ceiling, in flight / latency)
   double balance = 1;            // grid balance factor (busiest SM, last wave), 1 = none lost
   double turnover = 1;           // share of a block slot's time spent streaming past one wave, 1 = none lost

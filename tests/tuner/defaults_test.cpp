@@ -219,9 +219,10 @@ TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
   }
   std::printf("[gemvtune] defaults measured in the recorded runs: %d, not measured: %d\n", measured, unmeasured);
   // 90 before the tensor-core register fit of 2026-12-01 (tuner/model.cpp), which moved 12
-  // batched defaults to configs these bench runs did not time; the whole-space sweeps below
-  // check those (geometric mean of default / best over them 1.090 -> 1.071).
-  EXPECT_GE(measured, 75);
+  // batched defaults to configs these bench runs did not time, 75 before the four-chunk model
+  // of 2026-12-05, which moved 23 more (to u4 and to the wide blocks); today's whole-space sweep
+  // below checks those (geometric mean of default / best over it 1.112 -> 1.032).
+  EXPECT_GE(measured, 50);
 }
 
 // For every (M x N x K, dtype) pair of a recorded batched sweep (every config of the space
@@ -256,60 +257,31 @@ static std::size_t expect_batched_defaults_near_best(const char* file, std::size
   return points.size();
 }
 
-TEST(Defaults, SixteenBitBatchedDefaultsNearTheBestOfWholeSweeps) {
-  // Every config of the space measured on the H200 (da60bb8; bf16 at M = 2, 4, 8, 16 on the
-  // preset's shapes, fp16 at M = 8 on two): the default is measured there and within kWithin
-  // of the best, but on 4096x14336 at M >= 8 (the model takes u4 without split-K; u2 with 2
-  // splits wins: 1.21x and 1.23x) and 128256x4096 at M = 16 (1.153x: with the registers fitted
-  // to ptxas the model takes four tiles a warp, tc_t256_r4_kw1_u1; 1.095x before the fit, which
-  // took 28672x4096 at M = 16 from 1.158x to 1.000x on the sweeps of the current kernel). At M = 2 the default is a tensor-core config: the model's
-  // CUDA-core pick ran 1.09-1.48x the best there (2x4096x4096 15.1 us, the best 10.2).
-  const auto long_k = [](const std::string&, const Shape& shape, int m) {
-    return shape.k == 14336 && m >= 8 ? 1.25 : shape.n == 128256 && m == 16 ? 1.16 : kWithin;
-  };
+// The untuned default at M = 2 to 16 on every PDL config of today's space measured on the H200
+// (templates 84dad80b2dc1030d, 2026-12-05; bf16 at M = 2, 4, 8, 16 on six preset shapes, lm_head
+// at M = 8 and 16): the default is measured there on all 26 pairs, 1.032x the best (geometric
+// mean; 1.112x with the model before 2026-12-05, which credited a warp's loads in flight by the
+// unroll knob at 800 ns and left the wide blocks out of the default: docs/tuning.md, "The dense
+// tensor-core default"). Where it loses most, 6144x4096 at M = 2, 4, 8 (1.15-1.19x), it keeps one tile a warp
+// without split-K where two tiles and two splits win. At M = 2 it is a tensor-core config: the
+// model's CUDA-core pick ran 1.09-1.48x the best in the sweeps of da60bb8 (2x4096x4096 15.1 us,
+// the best 10.2). The sweeps of older kernels (da60bb8, 098a33f) held the default before; their
+// kernels stream differently (u2 won there where u4 wins today) and predate the configs it takes
+// now (wide blocks, w8), so they keep testing the strategy and the borrowing, not the default.
+TEST(Defaults, SixteenBitBatchedDefaultsOnTodaysWholeSweep) {
+  const auto bound = [](const std::string&, const Shape& shape, int) { return shape.n == 6144 ? 1.20 : 1.07; };
   const auto tensor_cores_at_m2 = [](int m, const KernelConfig& d) {
     if (m == 2) {
       EXPECT_EQ(d.family, Family::tensor_core) << to_string(d);
     }
   };
-  EXPECT_EQ(expect_batched_defaults_near_best("h200_batch_da60bb8.csv", 10000, long_k, tensor_cores_at_m2), 21u);
-}
-
-TEST(Defaults, SixteenBitBatchedDefaultsOnTodaysWholeSweep) {
-  // Every PDL config of today's space measured on the H200 (templates 84dad80b2dc1030d,
-  // 2026-12-05; bf16 at M = 2, 4, 8, 16 on six preset shapes, lm_head at M = 8 and 16): the
-  // default is measured there on all 26 pairs, 1.112x the best (geometric mean). Where it loses
-  // most it takes 4-warp blocks at about two an SM (tc_t128_r1_kw4_u4_sk1) on 4096x4096,
-  // 6144x4096 and 4096x14336 (1.12-1.19x; 16x4096x14336 ran 0.88x cuBLAS in the s160 bench),
-  // where the best run 8 warps along K or two splits, and on 1024x4096 it may not take the wide
-  // blocks that win there (1.20-1.31x). A latency of 1600 ns for the dense tensor-core family with
-  // the wide blocks allowed made these defaults 1.028x the best but the model's error on the same
-  // rows 0.87 where it is 0.48 (RMS log): docs/tuning.md, "The dense tensor-core default", the
-  // lead. This holds today's figures so that a change of the model shows here.
-  const auto bound = [](const std::string&, const Shape& shape, int) {
-    return shape.n == 1024 ? 1.31 : shape.k == 14336 || shape.n == 6144 ? 1.20 : kWithin;
-  };
-  const auto nothing_more = [](int, const KernelConfig&) {};
   double log_sum = 0;
   const std::size_t pairs =
-      expect_batched_defaults_near_best("h200_batch_4852aee_pdl.csv", 9000, bound, nothing_more, &log_sum);
+      expect_batched_defaults_near_best("h200_batch_4852aee_pdl.csv", 9000, bound, tensor_cores_at_m2, &log_sum);
   EXPECT_EQ(pairs, 26u);
   const double geomean = std::exp(log_sum / static_cast<double>(pairs));
   std::printf("[gemvtune] defaults over today's whole-space sweep: %.3fx the best (geometric mean)\n", geomean);
-  EXPECT_LE(geomean, 1.115);
-}
-
-TEST(Defaults, SixteenBitBatchedDefaultsOnTheSweepsOfTheCurrentTensorCoreKernel) {
-  // The same on the kernel of 098a33f (L2::128B weight loads, two mma chains per tile; every
-  // PDL config of 11 bf16 pairs): the default is measured there and within kWithin of the best,
-  // but where the model keeps K in one split (4096x14336 at M = 16, 1.21x: two splits win; 6144x4096
-  // at M = 4, 1.21x: two tiles a warp and two splits win): bound 1.25 there. (28672x4096 at
-  // M = 16 took unroll 4 at 134 registers, 1.16x, until the model's registers were fitted to
-  // ptxas: now 1.000x.)
-  const std::set<std::string> known = {"16x4096x14336", "4x6144x4096"};
-  const auto bound = [&](const std::string& text, const Shape&, int) { return known.count(text) ? 1.25 : kWithin; };
-  const auto nothing_more = [](int, const KernelConfig&) {};
-  EXPECT_EQ(expect_batched_defaults_near_best("h200_batch_098a33f_pdl.csv", 3000, bound, nothing_more), 11u);
+  EXPECT_LE(geomean, 1.035);
 }
 
 // Every split-free PDL CUDA-core config of bf16 M = 1 on three K = 3584 shapes and 32000x4096
@@ -494,9 +466,12 @@ BorrowScore borrow_on_sweeps(const std::vector<std::string>& files) {
 // A lent config gets this shape's split-K from the model, and the model's default replaces it
 // when the model predicts it far slower (runtime/resolve.cpp, adapt_borrowed): on the recorded
 // H200 sweeps that brings the untuned pairs closer to their best than the config as stored.
+// The batched pairs are today's kernel's (h200_batch_4852aee_pdl.csv: picked 1.060x the best
+// against 1.107x as stored, worst 1.20x); those of 098a33f and da60bb8 were used until the
+// model's defaults moved to configs their kernels did not have (wide blocks, w8).
 TEST(Defaults, BorrowedConfigsOnTheRecordedSweeps) {
-  const BorrowScore s = borrow_on_sweeps(
-      {"h200_batch_098a33f_pdl.csv", "h200_batch_da60bb8.csv", "h200_bf16.csv", "h200_bf16_small.csv"});
+  const BorrowScore s =
+      borrow_on_sweeps({"h200_batch_4852aee_pdl.csv", "h200_bf16.csv", "h200_bf16_small.csv"});
   std::printf("borrowing on %d recorded pairs: picked %.3fx the best (as stored %.3fx); %d splits re-picked, %d defaults\n",
               s.pairs, s.picked, s.as_stored, s.repicked, s.fell_back);
   EXPECT_GE(s.pairs, 30);
@@ -531,7 +506,9 @@ TEST(Defaults, BorrowedWideBlockConfigsOnTheRecordedSweep) {
   std::printf("borrowing on %d recorded pairs: picked %.3fx the best (as stored %.3fx; worst %.2fx, %s); %d splits "
               "re-picked, %d defaults\n",
               s.pairs, s.picked, s.as_stored, s.worst, s.worst_pair.c_str(), s.repicked, s.fell_back);
-  EXPECT_EQ(s.pairs, 9);
+  // 6 of its 9 pairs: on 1024x4096 (M = 4, 8, 16) the borrowing falls back to the default, an
+  // 8-row-tile config (w8, 4c9be3b) that this sweep predates.
+  EXPECT_EQ(s.pairs, 6);
   EXPECT_LT(s.picked, s.as_stored);
   EXPECT_LE(s.worst, 1.35) << s.worst_pair;
 }
@@ -561,3 +538,4 @@ TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
     }
   }
 }
+
