@@ -109,12 +109,13 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // Dense tensor cores: the kernel's own loads in flight do not follow the unroll knob (ptxas
   // unrolls the run loop to about four chunks a trip at unroll 1, 2 and 4; SASS of 098a33f),
   // so a warp keeps four chunks in flight whatever the unroll, against a latency of its own
-  // (GpuModelParams::dense_tc_latency_ns), and unroll 1, whose warps split 128-byte lines
-  // between them, streams 5% slower (dense_tc_unroll_cost). Fitted on the whole-space sweep of
-  // today's kernel (sweeps/h200_batch_4852aee_pdl.csv, 8280 tensor-core rows): RMS log error
-  // 0.277 against 0.484 for the unroll credit at 800 ns this replaced, whose u1 and u2
-  // estimates ran 1.7x and 1.2x slow, and the untuned defaults 1.05x the best against 1.11x
-  // (docs/tuning.md, "The dense tensor-core default").
+  // (GpuModelParams::dense_tc_latency_ns), and each halving of the unroll below 4 costs
+  // dense_tc_unroll_cost of the stream (u2 ran 1.028x and u1 1.049x u4's time over the sweep's
+  // triples with the other knobs equal; u1 splits 128-byte lines between warps). Fitted on the
+  // whole-space sweep of today's kernel (sweeps/h200_batch_4852aee_pdl.csv, 8280 tensor-core
+  // rows): RMS log error 0.279 against 0.484 for the unroll credit at 800 ns this replaced, whose
+  // u1 and u2 estimates ran 1.7x and 1.2x slow, and the untuned defaults 1.032x the best against
+  // 1.112x (docs/tuning.md, "The dense tensor-core default").
   const bool dense_tc = tc && !quantized;
   const double loads = std::min<double>(dense_tc ? 4 : c.unroll, chunks);
   const double warp_bytes =
@@ -337,11 +338,10 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // x loaded first at m tile 2 (ab4aa0a) the CUDA cores' best won 1024x4096, 4096x4096 and
   // 4096x14336, but not the model's CUDA-core pick (2x4096x4096: 13.1 us against this default's
   // 11.2, raw/xf2probe_h200_sweeps_bf16_m2.tar.gz).
-  // Nor one of the wide blocks (wide_k_block): the model's balance caps each SM at its share of
-  // the ceiling, so it undervalues their few blocks where they win (1024x4096: tc_t512_r1_kw16
-  // at M = 4 ran 3.91 us on the H200, the model ranked tc_t256_r1_kw8_sk2 first, which ran 4.59,
-  // and the default without them 4.42; bench/results/h200.md, "Wide tensor-core blocks"). The tuner
-  // measures them.
+  // The wide blocks (wide_k_block) are among its candidates since 2026-12-05: with four chunks
+  // in flight a warp at the family's latency the model picks them where they win on today's
+  // kernel (4096x4096, 4096x14336; the w8 ones on 1024x4096); it left them out before, when it
+  // undervalued their few blocks on older kernels (docs/tuning.md, "The dense tensor-core default").
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;
     for (const KernelConfig& c : space)

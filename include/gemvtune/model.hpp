@@ -20,8 +20,8 @@ struct GpuModelParams {
   double read_ceiling_gbps = 4470;   // measured by `gemvtune peak`
   double latency_ns = 800;           // loaded memory latency
   // The dense tensor-core family: the latency its loads see in the model, each warp holding four
-  // chunks in flight, and what unroll 1 costs its stream (tuner/model.cpp, fitted on the
-  // whole-space sweep of 4852aee).
+  // chunks in flight, and what each halving of the unroll below 4 costs its stream
+  // (tuner/model.cpp, fitted on the whole-space sweep of 4852aee).
   double dense_tc_latency_ns = 1000;
   double dense_tc_unroll_cost = 0.025;  // of the stream, per halving of the unroll below 4
   double launch_us = 2.8;            // launch + ramp + drain of one kernel in a graph (2.2 before the fit)

@@ -442,4 +442,3 @@ TEST_F(ResolveTest, BorrowedInt4ConfigIsFittedAtLargerBatch) {
             "default (analytic model; the config of nearest 4096x4096 with split-K 2 (was 1) predicted 20% slower)");
   EXPECT_EQ(to_string(r.config), "tc_t128_r1_kw4_v16_u1_sk1_cs_pdl_ring_m16");
 }
-

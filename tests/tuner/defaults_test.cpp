@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string>
 
@@ -538,4 +537,3 @@ TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
     }
   }
 }
-
