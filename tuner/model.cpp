@@ -180,9 +180,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     }
     if (row_chunks > 0) issued_loads = static_cast<double>(issued) / static_cast<double>(row_chunks);
   }
-  const double split_lines =
+  const double unroll_cost =
       dense_tc && c.unroll < 4 ? 1.0 + gpu.dense_tc_unroll_cost * std::log2(4.0 / c.unroll) : 1.0;
-  const double transfer_us = bytes * issued_loads * split_lines / (sm_bw * sms * balance * turnover) * 1e6;
+  const double transfer_us = bytes * issued_loads * unroll_cost / (sm_bw * sms * balance * turnover) * 1e6;
   double stream_us = transfer_us;
   // int4 register loads at M > 1: the trips of a block slot's warps, one after another
   // (GpuModelParams::int4_tc_trip_us).
