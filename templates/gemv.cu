@@ -485,11 +485,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int sub = lane / GEMV_LANES_PER_ROW, kl = lane % GEMV_LANES_PER_ROW;
 
   // This block's slice of K.
-  const int splits = gridDim.y;
-  int per_split = (k + splits - 1) / splits;
-  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
-  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
-  const int ke = min(k, kb + per_split);
+  const KSlice slice = split_k_slice<GEMV_SPLIT_ALIGN>(k);
+  const int kb = slice.begin, ke = slice.end;
 #if GEMV_ALIGNED_BODY
   static_cast<void>(U), static_cast<void>(CHUNK), static_cast<void>(sub), static_cast<void>(kl);  // the plain loop's
   float acc[R][MT];

@@ -94,11 +94,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kw = warp % KW, row_group = warp / KW;
   const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * R;
 
-  const int splits = gridDim.y;
-  int per_split = (k + splits - 1) / splits;
-  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
-  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
-  const int ke = min(k, kb + per_split);
+  const KSlice slice = split_k_slice<GEMV_SPLIT_ALIGN>(k);
+  const int kb = slice.begin, ke = slice.end;
   const int full_chunks = (ke - kb) / CHUNK;
 #if GEMV_Q_GROUPED
   const long long groups_per_row = k / GEMV_GROUP;

@@ -133,11 +133,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * GEMV_WARP_ROWS;
   static_cast<void>(ldx);  // one row of x
 
-  const int splits = gridDim.y;
-  int per_split = (k + splits - 1) / splits;
-  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
-  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
-  const int ke = min(k, kb + per_split);
+  const KSlice slice = split_k_slice<GEMV_SPLIT_ALIGN>(k);
+  const int kb = slice.begin, ke = slice.end;
   const int chunks = (ke - kb) / GEMV_GROUP;  // K is a multiple of the group
   const int stages = (chunks + 1) / 2;         // the last of an odd count has one chunk
   // This warp's stages kw, kw + KW, ...; its trips of U of them.

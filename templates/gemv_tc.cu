@@ -312,11 +312,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int kw = warp % KW, row_group = warp / KW;
   const int row0 = blockIdx.x * GEMV_BLOCK_ROWS + row_group * GEMV_WARP_ROWS;
 
-  const int splits = gridDim.y;
-  int per_split = (k + splits - 1) / splits;
-  per_split = (per_split + GEMV_SPLIT_ALIGN - 1) / GEMV_SPLIT_ALIGN * GEMV_SPLIT_ALIGN;
-  const int kb = min(k, static_cast<int>(blockIdx.y) * per_split);
-  const int ke = min(k, kb + per_split);
+  const KSlice slice = split_k_slice<GEMV_SPLIT_ALIGN>(k);
+  const int kb = slice.begin, ke = slice.end;
   const int full_chunks = (ke - kb) / CHUNK;
 
   // Rows g and g+8 of each tile (g alone with 8-row tiles); rows past N read row N-1 and are

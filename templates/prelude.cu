@@ -349,6 +349,22 @@ __device__ __forceinline__ float cluster_load(const float* p, unsigned rank) {
 #endif
 }
 
+// ---- split-K: this block's slice of K ------------------------------------------------------
+// gridDim.y splits of ceil(K / splits) elements each, rounded up to ALIGN elements (whole
+// 128-byte lines, or whole int4 stages, so that no load straddles two splits); the last splits
+// may be short or empty (begin == end == K).
+struct KSlice {
+  int begin, end;
+};
+template <int ALIGN>
+__device__ __forceinline__ KSlice split_k_slice(int k) {
+  const int splits = gridDim.y;
+  int per_split = (k + splits - 1) / splits;
+  per_split = (per_split + ALIGN - 1) / ALIGN * ALIGN;
+  const int begin = min(k, static_cast<int>(blockIdx.y) * per_split);
+  return {begin, min(k, begin + per_split)};
+}
+
 // ---- the block's finish: outputs, or split-K partials combined in split order -------------
 // sum_of(idx) is this block's sum for output idx = mi * BLOCK_ROWS + rb (batch row mi, row
 // rb of the block), each taken once. Without split-K it is the output. With split-K the splits
