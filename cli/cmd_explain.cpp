@@ -319,7 +319,7 @@ int cmd_explain(const std::vector<std::string>& args) {
              "; threads allow " + std::to_string(used.by_threads) + ", block slots " + std::to_string(used.by_blocks) +
              ", registers " + std::to_string(used.by_registers) +
              (used.by_shared > 0 ? ", shared memory " + std::to_string(used.by_shared) : "")});
-  t.add({"waves", fixed("%.2f", x.waves) + " (" + std::to_string(x.wave_count) + " waves, last " +
+  t.add({"waves", fixed("%.2f", x.waves) + " (" + std::to_string(x.wave_count) + (x.wave_count == 1 ? " wave, last " : " waves, last ") +
                       std::to_string(x.last_wave_blocks) + " of " + std::to_string(x.wave_slots) + " slots, " +
                       fixed("%.0f", 100 * x.last_wave_fill) + "% full)",
          "model: " + fixed("%.2f", e.waves) + " waves at " + std::to_string(x.model_residency.blocks) +

@@ -188,10 +188,15 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
       if (x.blocks < sms)
         cause = format("%.0f blocks on %.0f SMs leave %.0f SMs idle (model keeps %.0f%% of the stream rate)",
                        double(x.blocks), sms, idle_sms, 100 * e.balance);
+      else if (x.waves <= 1)  // one wave: every block resident at once, some SMs with one more
+        cause = format("%.0f blocks in one wave: the busiest SMs hold %.0f of them against %.2f an SM on average "
+                       "(model keeps %.0f%% of the stream rate)",
+                       double(x.blocks), std::ceil(double(x.blocks) / sms), double(x.blocks) / sms,
+                       100 * e.balance * e.turnover);
       else
         cause = format("past one wave, the busiest SM's extra blocks, the last wave's empty slots and each "
-                       "block's turnover (%.2f waves of block slots; model keeps %.0f%% of the stream rate)",
-                       std::max(e.waves, double(x.blocks) / sms), 100 * e.balance * e.turnover);
+                       "block's turnover (%.2f blocks an SM, %.2f waves; model keeps %.0f%% of the stream rate)",
+                       double(x.blocks) / sms, x.waves, 100 * e.balance * e.turnover);
       break;
     case Limiter::bytes_in_flight:
       cause = format("%.1f KB per SM of the %.1f KB Little's law needs at %.0f GB/s and %.0f ns",

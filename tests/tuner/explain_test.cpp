@@ -170,6 +170,23 @@ TEST(Explain, TooFewBlocksIsTheGrid) {
   EXPECT_NE(x.verdict.find("32 blocks on 132 SMs leave 100 SMs idle"), std::string::npos) << x.verdict;
 }
 
+TEST(Explain, OneWaveWithUnevenSMsIsTheGridNotPastAWave) {
+  // Two 16-row tiles a warp, 4 warps along K: 32 rows a block, 6144 rows -> 192 blocks, every
+  // one resident at once (3 an SM by the model's registers): 60 SMs hold two, 72 one. The H200
+  // ran this grid in 14.03 us at M = 8 (sweeps/h200_batch_4852aee_pdl.csv); the verdict must not
+  // speak of a wave it does not have.
+  const KernelConfig c = cfg("tc_t128_r2_kw4_v16_u4_sk1_cs_pdl_m8");
+  const Explanation x = explain(c, DType::bf16, Shape{6144, 4096}, 8, WeightFormat::dense, GpuModelParams{});
+  EXPECT_EQ(x.blocks, 192);
+  EXPECT_EQ(x.wave_count, 1);
+  EXPECT_LT(x.waves, 1.0);
+  EXPECT_EQ(x.limiter, Limiter::grid) << x.verdict;
+  EXPECT_NE(x.verdict.find("192 blocks in one wave: the busiest SMs hold 2 of them against 1.45 an SM on average"),
+            std::string::npos)
+      << x.verdict;
+  EXPECT_EQ(x.verdict.find("past one wave"), std::string::npos) << x.verdict;
+}
+
 TEST(Explain, OneLoadPerWarpMissesLittlesLaw) {
   const KernelConfig c = cfg("t128_r1_kw1_v16_u1_sk1_cs_pdl");
   const Explanation x = explain(c, DType::bf16, k4096x4096, 1, WeightFormat::dense, GpuModelParams{});
