@@ -22,23 +22,10 @@
 //
 // Build: nvcc -O3 -arch=sm_90 -o block_placement bench/probes/block_placement.cu
 // Run:   ./block_placement            (about 10 s; prints two tables)
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <set>
-#include <vector>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "probe_timing.cuh"  // CK
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -80,20 +67,20 @@ __global__ void __launch_bounds__(1024) stream(const uint4* __restrict__ w, long
 
 int main() {
   int dev = 0, sms = 0, smem_optin = 0, smem_sm = 0;
-  CHECK(cudaGetDevice(&dev));
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  CK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, dev));
+  CK(cudaGetDeviceProperties(&prop, dev));
   std::printf("# %s, %d SMs, %d B shared an SM, %d B a block at most\n", prop.name, sms, smem_sm, smem_optin);
-  CHECK(cudaFuncSetAttribute(where, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
-  CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
+  CK(cudaFuncSetAttribute(where, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
+  CK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
 
   // Part 1.
   const int max_blocks = 1024;
   unsigned long long* d_out = nullptr;
-  CHECK(cudaMalloc(&d_out, 3 * max_blocks * sizeof(unsigned long long)));
+  CK(cudaMalloc(&d_out, 3 * max_blocks * sizeof(unsigned long long)));
   std::vector<unsigned long long> h(3 * max_blocks);
   std::printf("threads cap blocks | SMs used, most blocks on one SM, SMs with 1/2/3/4/5+ blocks, TPCs used, start spread us, all resident\n");
   for (int threads : {128, 256}) {
@@ -103,13 +90,13 @@ int main() {
       const int per_block = smem_sm / cap - 1024;
       const int smem = std::min(per_block, smem_optin);
       int occ = 0;
-      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, where, threads, smem));
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, where, threads, smem));
       for (int blocks : {33, 66, 100, 132, 192, 224, 264, 330, 384, 448, 528, 660, 768, 896}) {
         if (blocks > occ * sms || blocks > max_blocks) continue;
         where<<<blocks, threads, smem>>>(d_out, 200000ull);
-        CHECK(cudaGetLastError());
-        CHECK(cudaDeviceSynchronize());
-        CHECK(cudaMemcpy(h.data(), d_out, 3 * blocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(h.data(), d_out, 3 * blocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
         std::map<unsigned, int> per_sm;
         std::set<unsigned> tpcs;
         unsigned long long first = ~0ull, last_start = 0, first_end = ~0ull;
@@ -131,18 +118,18 @@ int main() {
       }
     }
   }
-  CHECK(cudaFree(d_out));
+  CK(cudaFree(d_out));
 
   // Part 2.
   const long long bytes = 1ll << 30;
   uint4* w = nullptr;
   unsigned* sink = nullptr;
-  CHECK(cudaMalloc(&w, bytes));
-  CHECK(cudaMalloc(&sink, sizeof(unsigned)));
-  CHECK(cudaMemset(w, 1, bytes));
+  CK(cudaMalloc(&w, bytes));
+  CK(cudaMalloc(&sink, sizeof(unsigned)));
+  CK(cudaMemset(w, 1, bytes));
   cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
   const int one_a_sm = std::min(smem_sm - 1024, smem_optin);  // one block an SM
   std::printf("\nstream: blocks (one an SM, 1024 threads) | GB/s (median of 7) | GB/s an SM\n");
   for (int blocks : {1, 2, 4, 8, 16, 33, 66, 99, 132}) {
@@ -150,19 +137,19 @@ int main() {
     const long long per_block = bytes / 16 / blocks;
     std::vector<float> ms;
     for (int r = 0; r < 8; ++r) {
-      CHECK(cudaEventRecord(a));
+      CK(cudaEventRecord(a));
       stream<<<blocks, 1024, one_a_sm>>>(w, per_block, sink);
-      CHECK(cudaEventRecord(b));
-      CHECK(cudaEventSynchronize(b));
+      CK(cudaEventRecord(b));
+      CK(cudaEventSynchronize(b));
       float t = 0;
-      CHECK(cudaEventElapsedTime(&t, a, b));
+      CK(cudaEventElapsedTime(&t, a, b));
       if (r > 0) ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
     const double gbps = per_block * 16.0 * blocks / (ms[ms.size() / 2] * 1e-3) / 1e9;
     std::printf("%6d | %8.0f | %6.1f\n", blocks, gbps, gbps / blocks);
   }
-  CHECK(cudaFree(w));
-  CHECK(cudaFree(sink));
+  CK(cudaFree(w));
+  CK(cudaFree(sink));
   return 0;
 }
