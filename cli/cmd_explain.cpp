@@ -326,7 +326,7 @@ int cmd_explain(const std::vector<std::string>& args) {
              " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)" +
              (e.turnover < 1 ? "; block turnover leaves " + fixed("%.0f", 100 * e.turnover) + "% of the stream rate"
                              : std::string())});
-  const bool dense_tc = config.family == Family::tensor_core && !is_quantized(weights);
+  const bool dense_tc = is_dense_tensor_core(config, weights);
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
          fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " +
              fixed("%.0f", e.latency_ns) + " ns latency (" +

@@ -26,6 +26,10 @@ Residency resident_blocks_per_sm(int threads, double registers, const GpuModelPa
   return r;
 }
 
+bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w) {
+  return c.family == Family::tensor_core && !is_quantized(w);
+}
+
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
   const bool quantized = is_quantized(w);
@@ -116,7 +120,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // rows): RMS log error 0.279 against 0.484 for the unroll credit at 800 ns this replaced, whose
   // u1 and u2 estimates ran 1.7x and 1.2x slow, and the untuned defaults 1.032x the best against
   // 1.112x (docs/tuning.md, "The dense tensor-core default").
-  const bool dense_tc = tc && !quantized;
+  const bool dense_tc = is_dense_tensor_core(c, w);
   const double loads = std::min<double>(dense_tc ? 4 : c.unroll, chunks);
   const double warp_bytes =
       32.0 * c.vec_bytes * (tc ? c.tile_rows / 8.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
@@ -151,7 +155,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // int4_line_block_turnover_us; the int4 ring at M = 1 has the fitted issue terms absorb it.
   const bool int4_tc_batched = int4_tc && m > 1;
   double turnover = 1.0;
-  if (((tc && !quantized) || int4_tc_batched || line_loads) && waves > 1) {
+  if ((dense_tc || int4_tc_batched || line_loads) && waves > 1) {
     const double block_us = resident_per_sm * bytes / blocks / sm_bw * 1e6;
     const double turn_us = line_loads       ? gpu.int4_line_block_turnover_us
                            : int4_tc_batched ? gpu.int4_tc_block_turnover_us

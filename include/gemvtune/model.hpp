@@ -124,6 +124,11 @@ Residency resident_blocks_per_sm(int threads, double registers, const GpuModelPa
 // bf16 4096x14336: t128_r1_kw2_u4_pf 38.0 us, 0.85x cuBLAS; without pf 27.9 us). True without pf.
 bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu = {});
 
+// The dense tensor-core family (tensor cores on weights in the activation dtype): the model
+// counts four chunks in flight a warp at any unroll against the family's own latency
+// (GpuModelParams::dense_tc_latency_ns) and charges its block turnover past one wave.
+bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w);
+
 // Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
 // for the dequantizing arithmetic of the quantized family (see model.cpp).
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu,
