@@ -10,6 +10,10 @@
 // and M; CONFIG, or the model's default) on weights rotating over copies of its own. The CSV's
 // us is then the pair's time less the neighbour's own back-to-back time: picks that tie alone
 // can differ there under PDL (docs/tuning.md, "Timing that measures HBM").
+// GEMVTUNE_SWEEP_SPREAD=1 times each config twice, one after the other: as the scheduler places
+// its blocks, then with jit::Placement::spread (a grid of less than a wave capped at
+// ceil(blocks / SMs) blocks an SM); the second's CSV row names the config with "+spread" after it.
+// Where the grid is more than a wave the two launches are the same, so their difference is noise.
 // (WEIGHTS: a quantized format such as int4g128; cuBLAS then runs the dense DTYPE problem.
 // SHAPE: NxK at M = 1, or MxNxK for batch M, as bench prints it; the CSV's shape column keeps
 // the argument's text.)
@@ -55,7 +59,9 @@ int main(int argc, char** argv) try {
                  "  GEMVTUNE_SWEEP_FILTER=text[+text...]  only the configs whose name has every text\n"
                  "  GEMVTUNE_SWEEP_CONFIGS=C1,C2,...      exactly these configs instead of the search space\n"
                  "  GEMVTUNE_SWEEP_NEIGHBOR=NxK[:CONFIG]  time each config after a call of this shape (us: the\n"
-                 "                                        pair's time less the neighbour's own)\n";
+                 "                                        pair's time less the neighbour's own)\n"
+                 "  GEMVTUNE_SWEEP_SPREAD=1               also time each config with its one-wave grid spread over\n"
+                 "                                        every SM (rows CONFIG+spread)\n";
     return help ? 0 : 2;
   }
   const std::string type_arg = argv[2];
@@ -103,6 +109,9 @@ int main(int argc, char** argv) try {
           throw InvalidArgument("GEMVTUNE_SWEEP_NEIGHBOR: " + to_string(*neighbor_config) + " cannot run " +
                                 to_string(*neighbor_shape) + " at M = " + std::to_string(m) + ": " + *why);
   }
+  const char* spread_text = std::getenv("GEMVTUNE_SWEEP_SPREAD");
+  const bool spread = spread_text && std::string(spread_text) != "0";
+  if (spread && neighbor_shape) throw InvalidArgument("GEMVTUNE_SWEEP_SPREAD and GEMVTUNE_SWEEP_NEIGHBOR do not combine");
   // OUT.csv last of the arguments, so a mistyped rerun does not empty an earlier sweep's file.
   std::ofstream csv(argv[1]);
   if (!csv) throw InvalidArgument(std::string("cannot write '") + argv[1] + "'");
@@ -163,9 +172,27 @@ int main(int argc, char** argv) try {
       }
       const CallTiming tm = neighbor ? time_calls_after(neighbor, neighbor_us, launch, p, stream, 5)
                                      : time_calls(launch, p, stream, LaunchMode::graph, 5);
+      const double model_us = estimate(c, t, s, gpu, w).time_us;
       results.emplace_back(tm.us_per_call, to_string(c));
       csv << argv[a] << "," << argv[2] << "," << to_string(c) << "," << tm.us_per_call << "," << tm.gbps << ","
-          << estimate(c, t, s, gpu, w).time_us << "\n";
+          << model_us << "\n";
+      if (spread) {
+        // A module of its own, so the spread launch's function attributes leave `k` as it was.
+        const jit::LoadedGemv spread_kernel(std::make_shared<jit::CompiledKernel>(k->compiled()), c, t, w);
+        const LaunchFn spread_launch = [&](int copy, CUstream st) {
+          jit::launch_gemv(spread_kernel, c, p.operands(copy), p.workspace(), st,
+                           jit::SplitKFinish::cluster_where_chosen, jit::Placement::spread);
+        };
+        const Comparison sc = verify_calls(spread_launch, p, stream);
+        if (!sc.ok) {
+          std::printf("WRONG %s %s+spread: %s\n", argv[a], to_string(c).c_str(), sc.describe().c_str());
+          continue;
+        }
+        const CallTiming st = time_calls(spread_launch, p, stream, LaunchMode::graph, 5);
+        results.emplace_back(st.us_per_call, to_string(c) + "+spread");
+        csv << argv[a] << "," << argv[2] << "," << to_string(c) << "+spread," << st.us_per_call << "," << st.gbps
+            << "," << model_us << "\n";
+      }
     }
     csv.flush();  // a sweep stopped by a time limit keeps every shape it finished
     if (!csv) throw Error(std::string("writing '") + argv[1] + "' failed");

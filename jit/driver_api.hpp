@@ -25,7 +25,7 @@ namespace gemvtune::jit {
   X(cuEventSynchronize)                                                                      \
   X(cuEventElapsedTime) X(cuStreamBeginCapture) X(cuStreamEndCapture)                        \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)    \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuFuncSetAttribute) X(cuCtxGetDevice)
 
 struct DriverApi {
 #define GEMVTUNE_DRIVER_MEMBER(fn) decltype(&::fn) fn = nullptr;

@@ -1,6 +1,7 @@
 // Loading and launching GEMV kernels (see gemv_launch.hpp).
 #include "jit/gemv_launch.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -166,8 +167,51 @@ int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, co
   return sm >= 90 ? c.split_k : 1;
 }
 
+int spread_shared_bytes(int cap, int resident, int smem_per_sm, int smem_per_block_max, int static_smem,
+                        int reserved_per_block) {
+  if (cap < 1 || cap >= resident) return 0;
+  // The most a block may take so that `cap` of them fit: cap + 1 then do not, since
+  // (cap + 1) * (smem_per_sm / cap) > smem_per_sm. Rounding down to 128 bytes (the allocation
+  // unit) could let cap + 1 fit only if smem_per_sm / (cap * (cap + 1)) < 128, far past any cap
+  // a grid of one wave needs.
+  const int per_block = std::min(smem_per_sm / cap - reserved_per_block, smem_per_block_max) - static_smem;
+  const int dynamic = per_block / 128 * 128;
+  if (dynamic <= 0) return 0;
+  const int total = dynamic + static_smem + reserved_per_block;
+  return smem_per_sm / total > cap ? 0 : dynamic;
+}
+
+namespace {
+// Placement::spread on a launch of blocks blocks of `kernel` (see gemv_launch.hpp): the dynamic
+// shared memory it takes, with the function's attributes set for it; 0 leaves the launch as it was.
+unsigned spread_launch(const LoadedGemv& kernel, unsigned threads, long long blocks) {
+  CUdevice dev = 0;
+  GEMVTUNE_CU(cuCtxGetDevice, &dev);
+  const auto attribute = [&](CUdevice_attribute a) {
+    int v = 0;
+    GEMVTUNE_CU(cuDeviceGetAttribute, &v, a, dev);
+    return v;
+  };
+  const int sms = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  int resident = 0, static_smem = 0;
+  GEMVTUNE_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &resident, kernel.function(), static_cast<int>(threads), 0);
+  if (blocks > static_cast<long long>(resident) * sms) return 0;  // more than a wave: nothing to spread
+  GEMVTUNE_CU(cuFuncGetAttribute, &static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel.function());
+  const int cap = static_cast<int>((blocks + sms - 1) / sms);
+  const int dynamic = spread_shared_bytes(cap, resident, attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+                                          attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), static_smem,
+                                          attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK));
+  if (dynamic == 0) return 0;
+  GEMVTUNE_CU(cuFuncSetAttribute, kernel.function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic);
+  // The cap holds only if the SM's carveout gives shared memory all it can take.
+  GEMVTUNE_CU(cuFuncSetAttribute, kernel.function(), CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+              static_cast<int>(CU_SHAREDMEM_CARVEOUT_MAX_SHARED));
+  return static_cast<unsigned>(dynamic);
+}
+}  // namespace
+
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
-                       const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish) {
+                       const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish, Placement placement) {
   KernelConfig code = c;
   code.split_k = 1;
   if (code != kernel.config())
@@ -223,12 +267,15 @@ void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const Fu
   }
   cfg.attrs = count ? attrs : nullptr;
   cfg.numAttrs = count;
+  // Clusters are placed by GPC, not block by block: spreading is for plain grids.
+  if (placement == Placement::spread && cluster == 1)
+    cfg.sharedMemBytes = spread_launch(kernel, cfg.blockDimX, static_cast<long long>(cfg.gridDimX) * cfg.gridDimY);
   GEMVTUNE_CU(cuLaunchKernelEx, &cfg, kernel.function(), args, nullptr);
 }
 
 void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
-                 const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish) {
-  launch_fused_gemv(kernel, c, FusedOperands::single(op), ws, stream, finish);
+                 const SplitKWorkspace& ws, CUstream stream, SplitKFinish finish, Placement placement) {
+  launch_fused_gemv(kernel, c, FusedOperands::single(op), ws, stream, finish, placement);
 }
 
 }  // namespace gemvtune::jit

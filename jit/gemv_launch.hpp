@@ -111,17 +111,36 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
 // wants), or always through the workspace (tests comparing the two paths' bits).
 enum class SplitKFinish { cluster_where_chosen, workspace };
 
+// Where a grid of less than one wave may put its blocks. `as_scheduled` leaves it to the block
+// scheduler, which may stack several blocks on some SMs and leave others idle (one-wave grids of
+// the same bytes a block ran up to 1.3x apart on the H200: docs/tuning.md, "The dense
+// tensor-core default"). `spread` gives such a grid the dynamic shared memory that lets an SM
+// hold no more than ceil(blocks / SMs) of its blocks, and asks for the largest shared memory
+// carveout so that the cap is exact. An experiment of gemvtune-sweep (GEMVTUNE_SWEEP_SPREAD):
+// the tuner and the runtime do not use it until a GPU run shows it pays. It sets attributes of
+// the kernel's function, so a kernel launched both ways needs two LoadedGemv.
+enum class Placement { as_scheduled, spread };
+
+// The dynamic shared memory (bytes, a multiple of 128) that keeps an SM at `cap` blocks or fewer
+// where it would hold `resident` (cuOccupancyMaxActiveBlocksPerMultiprocessor without it): 0
+// when cap >= resident, or when no such amount fits a block (smem_per_block_max, the opt-in
+// limit, less the kernel's static shared memory). Each block also takes reserved_per_block.
+int spread_shared_bytes(int cap, int resident, int smem_per_sm, int smem_per_block_max, int static_smem,
+                        int reserved_per_block);
+
 // One launch computing every segment's y = W x (see FusedOperands), after
 // check_fused_operands. The workspace must fit c on stacked_shape() unless the launch finishes
 // split-K in a cluster (then it is not touched, and may be empty).
 void launch_fused_gemv(const LoadedGemv& kernel, const KernelConfig& c, const FusedOperands& op,
                        const SplitKWorkspace& ws, CUstream stream,
-                       SplitKFinish finish = SplitKFinish::cluster_where_chosen);
+                       SplitKFinish finish = SplitKFinish::cluster_where_chosen,
+                       Placement placement = Placement::as_scheduled);
 
 // Enqueues y = W x on `stream` with c.split_k blocks along K, after check_operands. No allocation, no
 // synchronization (the workspace must already fit), so it can be captured into a graph.
 void launch_gemv(const LoadedGemv& kernel, const KernelConfig& c, const GemvOperands& op,
                  const SplitKWorkspace& ws, CUstream stream,
-                 SplitKFinish finish = SplitKFinish::cluster_where_chosen);
+                 SplitKFinish finish = SplitKFinish::cluster_where_chosen,
+                 Placement placement = Placement::as_scheduled);
 
 }  // namespace gemvtune::jit

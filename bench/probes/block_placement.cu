@@ -16,12 +16,19 @@
 // holds (cap) set by dynamic shared memory. Printed per (threads, cap, blocks): SMs used, the
 // most blocks on one SM, SMs holding 1, 2, ... blocks, TPCs (SM pairs) used, and the spread
 // of start times.
+// Part 3 (chain): the sweep times graphs of back-to-back calls with programmatic dependent
+// launch, where call i + 1's blocks are placed while call i's still run (they become resident
+// after every block of call i has passed launch_dependents, then wait). So the placement that
+// matters is the one made beside the previous call's blocks: 8 calls of a kernel shaped like
+// gemvtune's (griddepcontrol.wait after the start, launch_dependents 20 us before the end of a
+// 40 us spin), in a graph, with and without the PDL attribute; per (threads, cap, blocks), the
+// SMs used and the most blocks on one SM, averaged over calls 1-7.
 // Part 2 (stream): B blocks of 1024 threads, one an SM (shared memory), each streaming its own
 // contiguous share of 1 GiB with four 16-byte loads in flight a thread; GB/s over B, so the rate
 // of one SM above its share of the ceiling (ceiling / SMs) can be read off.
 //
 // Build: nvcc -O3 -arch=sm_90 -o block_placement bench/probes/block_placement.cu
-// Run:   ./block_placement            (about 10 s; prints two tables)
+// Run:   ./block_placement            (about 15 s; prints three tables)
 #include <map>
 #include <set>
 
@@ -46,6 +53,23 @@ __global__ void where(unsigned long long* out, unsigned long long spin_ns) {
     out[3 * blockIdx.x + 1] = t0;
     out[3 * blockIdx.x + 2] = global_ns();
   }
+}
+
+// Part 3's kernel: start, wait for the previous call (PDL), spin, let the next call's blocks in,
+// spin, record. Each call writes its own slice of out.
+__global__ void where_chained(unsigned long long* out, unsigned long long spin_ns, unsigned long long tail_ns) {
+  extern __shared__ char pad[];
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const unsigned long long t0 = global_ns();
+  if (threadIdx.x == 0) pad[0] = 1;
+  while (global_ns() - t0 < spin_ns - tail_ns) {
+  }
+  asm volatile("griddepcontrol.launch_dependents;");
+  while (global_ns() - t0 < spin_ns) {
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = smid + pad[0] - 1;
 }
 
 __global__ void __launch_bounds__(1024) stream(const uint4* __restrict__ w, long long per_block, unsigned* sink) {
@@ -119,6 +143,68 @@ int main() {
     }
   }
   CK(cudaFree(d_out));
+
+  // Part 3.
+  {
+    CK(cudaFuncSetAttribute(where_chained, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
+    const int calls = 8;
+    unsigned long long* d_calls = nullptr;
+    CK(cudaMalloc(&d_calls, calls * max_blocks * sizeof(unsigned long long)));
+    std::vector<unsigned long long> hc(calls * max_blocks);
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    std::printf("\nchain of %d calls in a graph: threads cap blocks | PDL: SMs used, most on one SM | no PDL: the same "
+                "(calls 1-%d averaged)\n", calls, calls - 1);
+    for (int threads : {128, 256, 448}) {
+      for (int cap : {0, 1, 2, 4}) {  // 0: no shared memory, the occupancy the threads allow
+        if (cap * threads > 2048) continue;
+        const int smem = cap ? std::min(smem_sm / cap - 1024, smem_optin) : 0;
+        int occ = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, where_chained, threads, smem));
+        for (int blocks : {100, 128, 192, 224, 264, 384, 448, 512}) {
+          if (blocks > occ * sms || blocks > max_blocks) continue;
+          double used[2] = {0, 0}, most[2] = {0, 0};
+          for (int pdl = 1; pdl >= 0; --pdl) {
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+            for (int c = 0; c < calls; ++c) {
+              cudaLaunchConfig_t lc{};
+              lc.gridDim = dim3(blocks);
+              lc.blockDim = dim3(threads);
+              lc.dynamicSmemBytes = smem;
+              lc.stream = st;
+              cudaLaunchAttribute attr{};
+              attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+              attr.val.programmaticStreamSerializationAllowed = 1;
+              lc.attrs = &attr;
+              lc.numAttrs = pdl ? 1 : 0;
+              CK(cudaLaunchKernelEx(&lc, where_chained, d_calls + c * max_blocks, 40000ull, 20000ull));
+            }
+            CK(cudaStreamEndCapture(st, &graph));
+            CK(cudaGraphInstantiate(&exec, graph, 0));
+            CK(cudaGraphLaunch(exec, st));
+            CK(cudaStreamSynchronize(st));
+            CK(cudaMemcpy(hc.data(), d_calls, calls * max_blocks * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+            for (int c = 1; c < calls; ++c) {
+              std::map<unsigned, int> per_sm;
+              for (int b = 0; b < blocks; ++b) per_sm[static_cast<unsigned>(hc[c * max_blocks + b])]++;
+              int m = 0;
+              for (const auto& [sm, count] : per_sm) m = std::max(m, count);
+              used[pdl] += per_sm.size() / double(calls - 1);
+              most[pdl] += m / double(calls - 1);
+            }
+            CK(cudaGraphExecDestroy(exec));
+            CK(cudaGraphDestroy(graph));
+          }
+          std::printf("%7d %3d %6d | %6.1f %4.1f | %6.1f %4.1f\n", threads, cap ? cap : occ, blocks, used[1], most[1],
+                      used[0], most[0]);
+        }
+      }
+    }
+    CK(cudaStreamDestroy(st));
+    CK(cudaFree(d_calls));
+  }
 
   // Part 2.
   const long long bytes = 1ll << 30;

@@ -175,6 +175,53 @@ TEST(BatchGpuTwins, RegisterCappedTwinsMatchFloat64) {
   std::fflush(stdout);
 }
 
+// jit::Placement::spread (gemvtune-sweep's GEMVTUNE_SWEEP_SPREAD): grids of less than a wave,
+// launched with the dynamic shared memory that caps an SM at ceil(blocks / SMs) of their blocks,
+// compute what the plain launch does, and the launch did ask for that memory.
+TEST(SpreadLaunchGpu, OneWaveGridsMatchFloat64AndTakeTheSharedMemory) {
+  GEMVTUNE_REQUIRE_GPU();
+  struct SpreadCase {
+    const char* config;
+    DType t;
+    int m;
+    Shape shape;
+    WeightFormat w;
+  };
+  const SpreadCase cases[] = {
+      {"t256_r1_kw1_v16_u4_sk1_cs_pdl", DType::bf16, 1, {2048, 4096}, WeightFormat::dense},        // 256 blocks
+      {"tc_t128_r2_kw4_v16_u4_sk1_cs_pdl_m8", DType::bf16, 8, {6144, 4096}, WeightFormat::dense},  // 192 blocks
+      {"tc_t256_r1_kw1_v16_u4_sk1_cs_pdl_m8", DType::f16, 3, {3000, 1000}, WeightFormat::dense},   // a tail tile
+      {"tc_t256_r1_kw1_v16_u1_sk1_cs_pdl", DType::bf16, 1, {6144, 4096}, WeightFormat::int4_g128},
+  };
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  std::uint64_t seed = 3300;
+  int spread = 0;
+  for (const SpreadCase& sc : cases) {
+    const KernelConfig c = parse_config(sc.config);
+    ASSERT_FALSE(why_invalid_for(c, sc.t, sc.shape, sc.m, sc.w)) << sc.config;
+    const auto loaded = kernels.get(c, sc.t, sc.w);
+    const jit::LoadedGemv kernel(std::make_shared<jit::CompiledKernel>(loaded->compiled()), c, sc.t, sc.w);
+    DeviceProblem p(sc.t, sc.shape, sc.shape.k, seed++, 0, sc.m, 0, 0, sc.w);
+    p.workspace().reserve(c, sc.shape);
+    const LaunchFn launch = [&](int copy, CUstream st) {
+      jit::launch_gemv(kernel, c, p.operands(copy), p.workspace(), st, jit::SplitKFinish::cluster_where_chosen,
+                       jit::Placement::spread);
+    };
+    const Comparison cmp = verify_calls(launch, p, stream);
+    EXPECT_TRUE(cmp.ok) << sc.config << " M=" << sc.m << " " << to_string(sc.shape) << ": " << cmp.describe();
+    int dynamic = 0;
+    GEMVTUNE_CU(cuFuncGetAttribute, &dynamic, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel.function());
+    spread += dynamic > 0;
+    std::printf("[gemvtune] spread %s M=%d %s: %d bytes of dynamic shared memory a block\n", sc.config, sc.m,
+                to_string(sc.shape).c_str(), dynamic);
+  }
+  // Each of these grids is less than a wave of blocks that an SM holds several of on the H200.
+  EXPECT_GE(spread, 3);
+  std::fflush(stdout);
+}
+
 class BatchGpu : public ::testing::TestWithParam<std::tuple<DType, int>> {};
 
 TEST_P(BatchGpu, WholeSpaceMatchesFloat64) { check_batch(std::get<0>(GetParam()), std::get<1>(GetParam())); }

@@ -1,8 +1,10 @@
 // Which launches run their split-K blocks as a thread block cluster (jit::cluster_blocks_for):
-// the rule the kernels' GEMV_CLUSTER_SPLIT_K (templates/prelude.cu) must agree with. No GPU
-// needed; the GPU suites check the results of both paths against float64.
+// the rule the kernels' GEMV_CLUSTER_SPLIT_K (templates/prelude.cu) must agree with; and the
+// shared memory that spreads a one-wave grid (jit::spread_shared_bytes). No GPU needed; the GPU
+// suites check the results of both paths against float64.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "gemvtune/config.hpp"
@@ -60,4 +62,37 @@ TEST(ClusterLaunch, RuntimeAndPreludeShareTheOutputBound) {
   const std::string source = generate_source(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m8"), DType::bf16);
   EXPECT_NE(source.find("#define GEMV_CLUSTER_OUTPUTS " + std::to_string(jit::kClusterSplitOutputs) + "\n"),
             std::string::npos);
+}
+
+// The H200's figures (cuDeviceGetAttribute): 228 KiB of shared memory an SM, 227 KiB a block at
+// most, 1 KiB reserved a block.
+constexpr int kSmemPerSm = 233472, kSmemPerBlockMax = 232448, kReserved = 1024;
+
+TEST(SpreadLaunch, TakesTheSharedMemoryThatFitsCapBlocksAndNoMore) {
+  EXPECT_EQ(jit::spread_shared_bytes(1, 4, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 232448);  // the opt-in limit
+  EXPECT_EQ(jit::spread_shared_bytes(2, 8, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 115712);
+  EXPECT_EQ(jit::spread_shared_bytes(3, 8, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 76800);
+  // The kernel's own (static) shared memory counts against the block's share.
+  EXPECT_EQ(jit::spread_shared_bytes(2, 8, kSmemPerSm, kSmemPerBlockMax, 4096, kReserved), 111616);
+}
+
+TEST(SpreadLaunch, NothingWhereTheCapIsNoLimitOrCannotBeReached) {
+  EXPECT_EQ(jit::spread_shared_bytes(4, 4, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 0);  // SMs hold 4 anyway
+  EXPECT_EQ(jit::spread_shared_bytes(5, 4, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 0);
+  EXPECT_EQ(jit::spread_shared_bytes(0, 4, kSmemPerSm, kSmemPerBlockMax, 0, kReserved), 0);
+  // Static shared memory that already fills a block's share leaves nothing to add.
+  EXPECT_EQ(jit::spread_shared_bytes(2, 3, kSmemPerSm, kSmemPerBlockMax, 116000, kReserved), 0);
+}
+
+TEST(SpreadLaunch, EveryCapFitsExactlyThatManyBlocks) {
+  for (int cap = 1; cap <= 32; ++cap)
+    for (int static_smem : {0, 2048, 16384, 49152})
+      for (int sm : {kSmemPerSm, 167936, 102400}) {  // H100/H200, A100, sm_86
+        const int dyn = jit::spread_shared_bytes(cap, 33, sm, std::min(sm - kReserved, kSmemPerBlockMax), static_smem, kReserved);
+        if (dyn == 0) continue;
+        const int total = dyn + static_smem + kReserved;
+        EXPECT_EQ(dyn % 128, 0);
+        EXPECT_GE(sm / total, cap) << "cap " << cap << " static " << static_smem << " sm " << sm;  // cap blocks fit
+        EXPECT_LE(sm / total, cap) << "cap " << cap << " static " << static_smem << " sm " << sm;  // cap + 1 do not
+      }
 }
