@@ -11,7 +11,7 @@
 #   multigpu   after `tune`: the same preset tuned with --devices all into a second fresh cache,
 #              wall times of both, then scripts/compare_tunings.py on the two caches
 #   quick      the GPU tests that are fast: PDL chain, fused, operands, split-K determinism,
-#              tuner and runtime (full output in $OUT)
+#              tuner, runtime and CLI (full output in $OUT)
 #   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
 #   decode     the decode chain alone
 #   batchtests the batched correctness suite (both families, M = 2, 3, 8, 13, 16; every
@@ -41,6 +41,15 @@
 #              and with GEMVTUNE_SWEEP_NEIGHBOR; CSVs in $OUT/ctx_*.csv
 #   quantsanitizer the quantized correctness suite under compute-sanitizer memcheck (every
 #              STRIDE-th config, default 29)
+#   placement  bench/probes/block_placement.cu, compiled there with nvcc: where the scheduler
+#              puts the blocks of one-wave grids, alone and in a graph of PDL calls, and how fast
+#              1 to 132 SMs stream ($OUT/placement.txt)
+#   spread     the spread launch's GPU test, then gemvtune-sweep with GEMVTUNE_SWEEP_SPREAD=1 (each config as scheduled, then with
+#              its one-wave grid spread over every SM): the PDL tensor-core space on six batched
+#              bf16 pairs rich in one-wave grids, nine CUDA-core configs at M = 1 on five shapes,
+#              the int4g128 PDL tensor-core space at M = 1 on 6144x4096 with 28672x4096's
+#              balanced twins; CSVs in $OUT/spread_*.csv, scripts/spread_summary.py's table in
+#              $OUT/spread.md
 #   familysweep issue 14's sweep: `tune --shape 256x2048` (1 MiB) alone into a fresh cache, timed;
 #              the first 16 shapes of --preset families, then the whole preset (the other 9),
 #              timed, into another fresh cache; bench --preset families on it (tuned, untuned
@@ -108,7 +117,10 @@ for step in "$@"; do
         "$B/tests/test_gemv_gpu" --gtest_filter='GemvChain*:GemvFused*:GemvOperands*:*Determin*'
       for t in test_tuner_gpu test_runtime; do
         echo "== $t"; logged "$t.log" "gemvtune\]|OK \]|PASSED|FAILED|Failure|SKIPPED|us|ns" 40 "$B/tests/$t"
-      done ;;
+      done
+      # test_cli runs the CLI at the path it was built at unless told where it is now.
+      echo "== test_cli"; logged test_cli.log "PASSED|FAILED|Failure|SKIPPED" 20 \
+        env GEMVTUNE_TEST_CLI="$(realpath "$G")" "$B/tests/test_cli" --gtest_brief=1 ;;
     decode)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt" ;;
     batchtests)
@@ -190,6 +202,22 @@ for step in "$@"; do
       "$G" bench --preset families --db "$FAM_DB" --json > "$OUT/bench_families.json" 2> "$OUT/bench_families.txt"
       echo "bench exit $?"; grep -E "^gemvtune bench|geometric|not tuned" "$OUT/bench_families.txt"
       python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
+    placement)
+      nvcc -O3 -arch=sm_90 -o "$OUT/block_placement" bench/probes/block_placement.cu && \
+        "$OUT/block_placement" 2>&1 | tee "$OUT/placement.txt"
+      echo "exit ${PIPESTATUS[0]}"; rm -f "$OUT/block_placement" ;;
+    spread)
+      SW="$B/bench/gemvtune-sweep"
+      logged test_spread.log "gemvtune\]|PASSED|FAILED|Failure|SKIPPED" 12 \
+        "$B/tests/test_gemv_batch_gpu" --gtest_filter='SpreadLaunchGpu*'
+      GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_FILTER=tc_+_pdl "$SW" "$OUT/spread_tc.csv" bf16 \
+        2x28672x4096 2x6144x4096 8x6144x4096 8x4096x4096 8x1024x4096 16x6144x4096 | grep -v "^SKIPPED" | tail -60
+      GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_CONFIGS=t256_r1_kw1_v16_u4_sk1_cs_pdl,t256_r1_kw1_v16_u8_sk1_cs_pdl,t128_r2_kw4_v16_u4_sk1_cs_pdl_pf,t128_r2_kw4_v16_u2_sk1_cs_pdl,t64_r1_kw1_v16_u4_sk1_cs_pdl,t128_r1_kw2_v16_u8_sk1_cs_pdl_pf,t256_r4_kw2_v16_u2_sk1_cs_pdl,t256_r2_kw1_v16_u4_sk1_cs_pdl,t128_r1_kw1_v16_u4_sk1_cs_pdl \
+        "$SW" "$OUT/spread_m1.csv" bf16 4096x4096 1024x4096 6144x4096 14336x4096 4096x14336 | tail -40
+      GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_FILTER=tc_+_pdl "$SW" "$OUT/spread_int4.csv" bf16:int4g128 6144x4096 | tail -12
+      GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_CONFIGS=tc_t448_r1_kw1_v16_u1_sk1_cs_pdl,tc_t480_r1_kw1_v16_u1_sk1_cs_pdl,tc_t224_r1_kw1_v16_u1_sk1_cs_pdl,tc_t512_r1_kw1_v16_u1_sk1_cs_pdl,tc_t256_r1_kw1_v16_u1_sk1_cs_pdl \
+        "$SW" "$OUT/spread_int4_twins.csv" bf16:int4g128 28672x4096 | tail -12
+      python3 scripts/spread_summary.py "$OUT"/spread_*.csv | tee "$OUT/spread.md" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;
