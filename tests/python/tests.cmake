@@ -40,6 +40,13 @@ add_test(NAME sweep_summary
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
 
+# scripts/spread_summary.py (gemvtune-sweep CSVs with GEMVTUNE_SWEEP_SPREAD=1 to spread / plain
+# per shape) on made-up CSVs: no GPU, no library, standard library only.
+add_test(NAME spread_summary
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_spread_summary.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(spread_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+
 # scripts/limiter_check.py (explain's limiter against measured PDL and no-PDL times, issue 15) on
 # the recorded H200 bench file and made-up documents, with explain injected or a stand-in CLI:
 # no GPU, no library, standard library only.
