@@ -54,7 +54,7 @@ std::string to_string(const KernelConfig& c) {
   if (c.aligned_body) s += "_al";
   if (c.lanes_per_row != 32) s += "_ln" + std::to_string(c.lanes_per_row);
   if (c.tile_rows != 16) s += "_w" + std::to_string(c.tile_rows);
-  if (c.reg_cap) s += "_rc";
+  if (c.reg_cap) s += "_rc" + (c.reg_cap == kRegCap ? std::string() : std::to_string(c.reg_cap));
   if (c.m_tile != 1) s += "_m" + std::to_string(c.m_tile);
   return s;
 }
@@ -124,7 +124,16 @@ KernelConfig parse_config(std::string_view text) {
     if (c.tile_rows == 16) throw bad("16-row tiles are written by leaving the field out");
     ++i;
   }
-  if (i < fields.size() && fields[i] == "rc") c.reg_cap = true, ++i;
+  if (i < fields.size() && fields[i].substr(0, 2) == "rc") {
+    if (fields[i] == "rc") {
+      c.reg_cap = kRegCap;
+    } else {
+      positive(fields[i].substr(2), fields[i], &c.reg_cap);
+      if (c.reg_cap <= 0) throw bad("a register cap must be positive");
+      if (c.reg_cap == kRegCap) throw bad("a cap of " + std::to_string(kRegCap) + " registers is written rc");
+    }
+    ++i;
+  }
   if (i < fields.size())
     throw bad("field '" + std::string(fields[i]) +
               "' after the load hint must be pdl, pf (after pdl), ring, al, ln, w or rc, in that order");
@@ -160,9 +169,16 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
   if (c.tile_rows != 16 && c.tile_rows != 8) return "tensor-core tiles of " + to_string(c.tile_rows) + " rows: 16 or 8";
   if (c.tile_rows != 16 && (c.family != Family::tensor_core || c.ring))
     return "8-row tiles (w8) are a knob of the tensor-core family's register loads, not of CUDA cores or the ring";
-  if (c.reg_cap && (c.family != Family::tensor_core || c.ring || c.m_tile == 1))
-    return "the register cap (rc) is a knob of the tensor-core register loads at m tile > 1 (templates/gemv_tc.cu), "
-           "not of CUDA cores, the ring or m tile 1";
+  if (c.reg_cap && (c.reg_cap < 32 || c.reg_cap > 248 || c.reg_cap % 8))
+    return "register cap " + to_string(c.reg_cap) + " is not a multiple of 8 from 32 to 248";
+  if (c.reg_cap && c.family == Family::tensor_core && (c.ring || c.m_tile == 1 || c.reg_cap != kRegCap))
+    return "the tensor cores' register cap (rc, " + to_string(kRegCap) +
+           " registers) is a knob of their register loads at m tile > 1 (templates/gemv_tc.cu), not of the ring or m tile 1";
+  if (c.reg_cap && c.family == Family::cuda_core && (c.ring || c.aligned_body))
+    return "the CUDA-core register cap (rcN) is a knob of the plain kernel, without the ring or al";
+  if (c.reg_cap && c.family == Family::cuda_core && c.reg_cap * c.threads < 2048)
+    return "a cap of " + to_string(c.reg_cap) + " registers would ask for more than 32 blocks of " + to_string(c.threads) +
+           " threads an SM";
   if (c.family == Family::tensor_core) {
     if (c.vec_bytes != 16) return "the tensor-core family loads 16 bytes per lane, not " + to_string(c.vec_bytes);
     if (c.rows_per_warp != 1 && c.rows_per_warp != 2 && c.rows_per_warp != 4)
@@ -217,8 +233,10 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   // Dense weights keep every register: capped at 128, the best dense configs of 16x6144x4096,
   // 16x14336x4096 and 8x6144x4096 ran level or 2% slower on the H200 (bench/results/h200.md,
   // 2026-12-04 14:30), where 8-bit ones ran up to 8% faster.
-  if (c.reg_cap && !is_quantized(weights))
+  if (c.reg_cap && c.family == Family::tensor_core && !is_quantized(weights))
     return "the register cap (rc) is a knob of quantized weights on tensor cores, not of dense " + std::string(to_string(t)) + " weights";
+  if (c.reg_cap && c.family == Family::cuda_core && is_quantized(weights))
+    return "the CUDA-core register cap (rcN) is a knob of dense weights, not of " + std::string(to_string(weights));
   if (c.ring && !is_quantized(weights))
     return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), "
            "not of dense " + std::string(to_string(t)) + " weights";

@@ -260,8 +260,30 @@ std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t,
                                                  WeightFormat weights) {
   if (c.reg_cap) return std::nullopt;
   KernelConfig twin = c;
-  twin.reg_cap = true;
+  twin.reg_cap = kRegCap;
   if (why_invalid_for(twin, t, s, m, weights)) return std::nullopt;
+  return twin;
+}
+
+std::optional<int> occupancy_step_cap(int registers, int threads) {
+  constexpr int kRegisters = 65536, kMaxBlocks = 32, kMaxThreads = 2048, kUnit = 8;
+  if (registers < 1 || threads < 32 || threads > 1024) return std::nullopt;
+  const int allocated = (std::min(registers, 255) + kUnit - 1) / kUnit * kUnit;
+  const int blocks = std::min({kMaxBlocks, kMaxThreads / threads, kRegisters / (allocated * threads)});
+  const int more = blocks + 1;
+  if (more > kMaxBlocks || more * threads > kMaxThreads) return std::nullopt;
+  const int cap = kRegisters / (more * threads) / kUnit * kUnit;
+  if (cap < 32) return std::nullopt;
+  return cap;
+}
+
+std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers) {
+  if (c.family != Family::cuda_core || c.reg_cap) return std::nullopt;
+  const std::optional<int> cap = occupancy_step_cap(registers, c.threads);
+  if (!cap || registers - *cap > kMaxCapSqueeze) return std::nullopt;
+  KernelConfig twin = c;
+  twin.reg_cap = *cap;
+  if (why_invalid_for(twin, t, s, m, WeightFormat::dense)) return std::nullopt;
   return twin;
 }
 

@@ -99,7 +99,7 @@ std::string generate_source(const KernelConfig& c, DType t, WeightFormat w) {
       << "#define GEMV_M_TILE " << c.m_tile << "\n";
   if (c.lanes_per_row != 32) out << "#define GEMV_LANES_PER_ROW " << c.lanes_per_row << "\n";
   if (c.tile_rows != 16) out << "#define GEMV_TC_W8 1\n";
-  if (c.reg_cap) out << "#define GEMV_TC_REG_CAP " << kRegCap << "\n";
+  if (c.reg_cap) out << (c.family == Family::tensor_core ? "#define GEMV_TC_REG_CAP " : "#define GEMV_REG_CAP ") << c.reg_cap << "\n";
   if (is_quantized(w))
     out << "#define GEMV_WFORMAT " << format_code(w) << "\n"
         << "#define GEMV_Q_RING " << (c.ring ? 1 : 0) << "\n"

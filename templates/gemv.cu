@@ -461,7 +461,13 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
 
 // Min blocks 1: ptxas otherwise picked a register target that spilled on some configs
 // (fp16 t256 r4), while the same kernel needs at most ~80 registers.
-#if GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
+#if defined(GEMV_REG_CAP)
+// rcN (a twin the tuner measures, occupancy_step_cap): the registers that let one more block
+// onto an SM. Since the batch loops came in, ptxas gives some M = 1 kernels a few registers
+// more than the round-1 kernel's (t256_r2_kw1_u4: 80 -> 88, 3 -> 2 blocks an SM), which can
+// cost a grid its single wave (6144x4096: 384 blocks).
+#define GEMV_MIN_BLOCKS (65536 / GEMV_REG_CAP / GEMV_THREADS)
+#elif GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
 // The aligned body with one row per warp and up to 4 loads in flight: 64 registers, about what
 // the plain kernel uses. Left alone, ptxas holds a trip's x blocks ahead (8 registers a load) and
 // reaches 72-80 or more, so fewer blocks fit on an SM (a 4096-row matrix took two waves instead

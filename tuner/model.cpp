@@ -88,7 +88,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
            (m > 1 ? rows * (m - 1) : 0);
   }
-  regs = std::min(regs, c.reg_cap ? static_cast<double>(kRegCap) : 255.0);  // rc: the launch bounds' cap (spills not modelled)
+  regs = std::min(regs, c.reg_cap ? static_cast<double>(c.reg_cap) : 255.0);  // rc: the launch bounds' cap (spills not modelled)
   // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
   // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
   // blocks per SM too.

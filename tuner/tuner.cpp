@@ -30,6 +30,10 @@ std::string first_lines(const std::string& text, int lines) {
   return out.empty() ? text : out;
 }
 
+// The fastest CUDA-core candidates of a dense tune whose register-capped twins are measured:
+// four twins' compiles at most a job (about a second of compile wait on the H200's 16 cores).
+constexpr std::size_t kCappedCudaCoreLeaders = 4;
+
 int default_compile_threads() { return static_cast<int>(std::max(2u, std::thread::hardware_concurrency())); }
 
 // A kernel fault leaves a sticky error on the context; every later call returns it. After a
@@ -212,7 +216,8 @@ struct Tuner::Impl {
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
   // hold more than kRegCap registers: those whose capped kernel spills more than
   // kMaxCappedStackBytes are left out, as is a candidate whose compile result cannot be read
-  // (measure_one has reported it).
+  // (measure_one has reported it). With dense weights, also the CUDA-core twins of the
+  // kCappedCudaCoreLeaders fastest CUDA-core candidates (cuda_core_capped_twin).
   std::vector<KernelConfig> capped_twins_to_measure(Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     std::vector<KernelConfig> twins;
@@ -227,7 +232,27 @@ struct Tuner::Impl {
       }
       twins.push_back(*twin);
     }
-    return compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
+    std::vector<KernelConfig> out =
+        compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
+    if (is_quantized(j.weights)) return out;
+    // Dense weights: the twins of the fastest CUDA-core candidates capped at the registers that
+    // let one more block onto an SM (cuda_core_capped_twin), those ptxas does not spill. Only
+    // the leaders', as each twin's compile is waited for and tune time is a bar.
+    std::vector<KernelConfig> cuda_core;
+    std::size_t leaders = 0;
+    for (std::size_t i : top_passing(measured, measured.size())) {
+      const KernelConfig& c = measured[i].config;
+      if (c.family != Family::cuda_core || c.reg_cap) continue;
+      if (leaders++ == kCappedCudaCoreLeaders) break;
+      try {
+        const int registers = pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers;
+        if (auto twin = cuda_core_capped_twin(c, j.dtype, j.shape, j.batch, registers)) cuda_core.push_back(*twin);
+      } catch (const std::exception&) {
+      }
+    }
+    for (const KernelConfig& c : compiled_where(s, cuda_core, [](const jit::CompiledKernel& k) { return !k.spills(); }))
+      out.push_back(c);
+    return out;
   }
 
   // Times a passing candidate again; CUDA errors are handled as in measure_one.

@@ -66,7 +66,10 @@ struct KernelConfig {
   int lanes_per_row = 32;     // "ln": lanes along one row; 32 / lanes_per_row rows per warp load
   bool ring = false;          // "ring": weights through a shared-memory ring (8-bit CUDA cores, int4 tensor cores)
   int tile_rows = 16;         // "w8": rows of W per tensor-core tile, 16 or 8 (dense tensor cores)
-  bool reg_cap = false;       // "rc": at most kRegCap registers a thread (quantized tensor cores at m tile > 1)
+  // "rc" / "rcN": the launch bounds hold a thread to this many registers (0: no cap). On the
+  // tensor cores' quantized register loads at m tile > 1, kRegCap ("rc"); on the dense CUDA-core
+  // kernel, the register count that lets one more block onto an SM ("rc80": occupancy_step_cap).
+  int reg_cap = 0;
 
   int warps() const { return threads / 32; }
   // Weight rows one warp owns: rows_per_warp (times the rows side by side in one load, 32 /
@@ -82,7 +85,9 @@ struct KernelConfig {
 };
 
 // The register cap of "rc" configs, per thread: the launch bounds ask ptxas for
-// 65536 / (kRegCap x threads) blocks an SM (templates/gemv_tc.cu, GEMV_TC_REG_CAP).
+// 65536 / (kRegCap x threads) blocks an SM (templates/gemv_tc.cu, GEMV_TC_REG_CAP). A CUDA-core
+// config's cap is written out ("rc80"; templates/gemv.cu, GEMV_REG_CAP): a multiple of 8 from
+// 32 to 248 that leaves a block of `threads` at most 32 blocks an SM.
 constexpr int kRegCap = 128;
 
 std::string to_string(const KernelConfig& c);

@@ -64,6 +64,23 @@ std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const S
 // like the balanced twins. Empty where not valid, or where c is capped already.
 std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m,
                                                  WeightFormat weights);
+// The register cap that lets one more block of `threads` onto an SM than `registers` a thread
+// do, on GPUs of 65536 registers an SM allocated 8 a thread at a time, at most 32 blocks and
+// 2048 threads an SM (sm_80 to sm_90): a multiple of 8, or nothing where no further block fits
+// by threads or block slots or the cap would fall under 32.
+std::optional<int> occupancy_step_cap(int registers, int threads);
+
+// The CUDA-core twin of c capped at occupancy_step_cap (c's kernel took `registers` a thread):
+// "rcN" on the plain dense kernel, where the cap is at most kMaxCapSqueeze registers below and
+// the twin is valid for (t, s, m). Since the batch loops came in, ptxas gives some M = 1
+// kernels a few registers more than the round-1 kernel had (t256_r2_kw1_u4: 80 -> 88 registers,
+// 3 -> 2 blocks an SM, which took 6144x4096's 384 blocks from one wave to 1.45), and whether
+// squeezing them back pays depends on the shape, so the tuner measures the twins of its fastest
+// CUDA-core candidates (tuner.cpp) and drops those ptxas spills. Outside the space, like the
+// other twins. Empty for other configs, or where c is capped already.
+std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers);
+constexpr int kMaxCapSqueeze = 16;
+
 // The stack frame (spilled registers) a capped twin may take: the twins that won on the H200
 // spilled 16-40 bytes (8-24 bytes of frame); four tiles a warp spilled 400-600 and lost.
 constexpr int kMaxCappedStackBytes = 64;

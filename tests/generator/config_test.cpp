@@ -565,9 +565,14 @@ TEST(Config, RegisterCappedTwinsOfQuantizedTensorCoreConfigs) {
   const auto why_dense = why_invalid_for(capped, DType::bf16, s, 16, WeightFormat::dense);
   ASSERT_TRUE(why_dense);
   EXPECT_NE(why_dense->find("quantized"), std::string::npos) << *why_dense;
-  const auto why_cc = why_invalid(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_rc_m16"));
+  // CUDA cores take a cap of their own (rcN), not on quantized weights.
+  const auto why_cc = why_invalid_for(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_rc_m16"), DType::bf16, s, 16,
+                                      WeightFormat::int8);
   ASSERT_TRUE(why_cc);
   EXPECT_NE(why_cc->find("register cap"), std::string::npos) << *why_cc;
+  const auto why_m1 = why_invalid(parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc"));
+  ASSERT_TRUE(why_m1);
+  EXPECT_NE(why_m1->find("m tile 1"), std::string::npos) << *why_m1;
 
   // Every tensor-core register-load config of the 8-bit and int4 spaces at m > 1 has one, and
   // the twin differs from it in the cap alone; nothing in the spaces is capped.
@@ -584,5 +589,85 @@ TEST(Config, RegisterCappedTwinsOfQuantizedTensorCoreConfigs) {
         same.reg_cap = false;
         EXPECT_EQ(same, c);
       }
+  EXPECT_GT(seen, 500u);
+}
+
+TEST(Config, CudaCoreRegisterCapIsWrittenOutAndChecked) {
+  // "rc" is 128 registers, "rcN" any other cap; the text round-trips, one spelling each.
+  const KernelConfig c80 = parse_config("t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80");
+  EXPECT_EQ(c80.reg_cap, 80);
+  EXPECT_EQ(to_string(c80), "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80");
+  EXPECT_EQ(parse_config("t128_r2_kw1_v16_u4_sk1_cs_rc_m2").reg_cap, kRegCap);
+  EXPECT_EQ(to_string(parse_config("t128_r2_kw1_v16_u4_sk1_cs_rc64_m2")), "t128_r2_kw1_v16_u4_sk1_cs_rc64_m2");
+  EXPECT_THROW(parse_config("t256_r2_kw1_v16_u4_sk1_cs_pdl_rc128"), InvalidArgument);  // written rc
+  EXPECT_THROW(parse_config("t256_r2_kw1_v16_u4_sk1_cs_pdl_rc0"), InvalidArgument);
+  EXPECT_THROW(parse_config("t256_r2_kw1_v16_u4_sk1_cs_pdl_rcx"), InvalidArgument);
+  EXPECT_FALSE(why_invalid(c80));
+  EXPECT_FALSE(why_invalid_for(c80, DType::bf16, {6144, 4096}, 1, WeightFormat::dense));
+  // Multiples of 8 from 32 to 248, at most 32 blocks an SM, the plain dense kernel only.
+  for (const char* bad : {"t256_r2_kw1_v16_u4_sk1_cs_pdl_rc84", "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc24",
+                          "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc256", "t32_r1_kw1_v16_u4_sk1_cs_pdl_rc32",
+                          "t128_r1_kw1_v16_u4_sk1_cs_pdl_al_rc64", "tc_t256_r1_kw1_v16_u4_sk1_cs_pdl_rc80_m16"}) {
+    EXPECT_TRUE(why_invalid(parse_config(bad))) << bad;
+  }
+  EXPECT_TRUE(why_invalid_for(c80, DType::bf16, {6144, 4096}, 1, WeightFormat::int8));
+  // The source asks ptxas for the blocks the cap allows; uncapped, it does not.
+  const std::string src = generate_source(c80, DType::bf16);
+  EXPECT_NE(src.find("#define GEMV_REG_CAP 80\n"), std::string::npos);
+  EXPECT_EQ(src.find("GEMV_TC_REG_CAP"), std::string::npos);
+  KernelConfig plain = c80;
+  plain.reg_cap = 0;
+  EXPECT_EQ(generate_source(plain, DType::bf16).find("#define GEMV_REG_CAP"), std::string::npos);
+  EXPECT_NE(kernel_name(plain, DType::bf16), kernel_name(c80, DType::bf16));
+}
+
+TEST(Config, OccupancyStepCapLetsOneMoreBlockOn) {
+  // 65536 registers an SM, 8 a thread at a time, at most 32 blocks and 2048 threads.
+  EXPECT_EQ(occupancy_step_cap(88, 256), 80);   // 2 -> 3 blocks (6144x4096's 384 blocks: one wave)
+  EXPECT_EQ(occupancy_step_cap(96, 256), 80);
+  EXPECT_EQ(occupancy_step_cap(72, 128), 64);   // 7 -> 8
+  EXPECT_EQ(occupancy_step_cap(130, 128), 128);  // 3 -> 4
+  EXPECT_EQ(occupancy_step_cap(93, 128), 80);   // 5 -> 6
+  EXPECT_EQ(occupancy_step_cap(76, 64), 72);    // 12 -> 14 at 72 (13 would allow 78, rounded down to 72)
+  EXPECT_EQ(occupancy_step_cap(64, 256), 48);   // 4 -> 5
+  EXPECT_EQ(occupancy_step_cap(40, 128), 32);   // 12 -> 16 at 32
+  EXPECT_FALSE(occupancy_step_cap(32, 256));    // 8 blocks of 256: 2048 threads already
+  EXPECT_FALSE(occupancy_step_cap(32, 64));     // 32 blocks already
+  EXPECT_FALSE(occupancy_step_cap(24, 128));    // 16 blocks of 128: 2048 threads already
+  EXPECT_FALSE(occupancy_step_cap(0, 128));
+  for (int threads = 64; threads <= 1024; threads *= 2)
+    for (int r = 1; r <= 255; ++r)
+      if (const auto cap = occupancy_step_cap(r, threads)) {
+        const int before = std::min(2048 / threads, 65536 / (((r + 7) / 8 * 8) * threads));
+        EXPECT_GT(65536 / (*cap * threads), before) << r << " registers, " << threads << " threads";
+        EXPECT_EQ(*cap % 8, 0);
+        EXPECT_LT(*cap, (r + 7) / 8 * 8);
+      }
+}
+
+TEST(Config, CudaCoreCappedTwinsOfTheDenseSpace) {
+  const Shape s{6144, 4096};
+  const KernelConfig c = parse_config("t256_r2_kw1_v16_u4_sk1_cs_pdl");
+  const auto twin = cuda_core_capped_twin(c, DType::bf16, s, 1, 88);
+  ASSERT_TRUE(twin);
+  EXPECT_EQ(to_string(*twin), "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80");
+  EXPECT_FALSE(cuda_core_capped_twin(*twin, DType::bf16, s, 1, 80)) << "capped already";
+  EXPECT_FALSE(cuda_core_capped_twin(c, DType::bf16, s, 1, 120)) << "40 registers to squeeze";
+  EXPECT_FALSE(cuda_core_capped_twin(parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al"), DType::bf16, {4097, 4099}, 1, 72));
+  EXPECT_FALSE(cuda_core_capped_twin(parse_config("tc_t256_r1_kw1_v16_u4_sk1_cs_pdl_m8"), DType::bf16, s, 8, 130));
+  // Over a whole dense space: every twin differs in the cap alone and is valid.
+  std::size_t seen = 0;
+  for (int m : {1, 2, 8})
+    for (const KernelConfig& k : search_space_for(DType::bf16, s, m))
+      for (int r : {60, 72, 88, 100, 130})
+        if (const auto t = cuda_core_capped_twin(k, DType::bf16, s, m, r)) {
+          ++seen;
+          EXPECT_FALSE(why_invalid_for(*t, DType::bf16, s, m, WeightFormat::dense)) << to_string(*t);
+          EXPECT_EQ(k.family, Family::cuda_core);
+          KernelConfig same = *t;
+          same.reg_cap = 0;
+          EXPECT_EQ(same, k);
+          EXPECT_LE(r - t->reg_cap, kMaxCapSqueeze);
+        }
   EXPECT_GT(seen, 500u);
 }

@@ -175,6 +175,44 @@ TEST(BatchGpuTwins, RegisterCappedTwinsMatchFloat64) {
   std::fflush(stdout);
 }
 
+// The CUDA-core register-capped twins (cuda_core_capped_twin: the cap that lets one more block
+// onto an SM, what the tuner measures beside its fastest CUDA-core candidates) of every 7th
+// CUDA-core config (every GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of bf16 at M = 1 and 3 and
+// fp32 at M = 2, on 6151 x 1000 (row and K tails), each against float64.
+TEST(BatchGpuTwins, CudaCoreCappedTwinsMatchFloat64) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const Shape shape{6151, 1000};
+  const std::size_t stride = twin_stride(7);
+  std::size_t checked = 0;
+  std::uint64_t seed = 3400;
+  for (const auto& [t, m] : {std::pair{DType::bf16, 1}, std::pair{DType::bf16, 3}, std::pair{DType::f32, 2}}) {
+    DeviceProblem p(t, shape, shape.k, seed++, 0, m);
+    std::vector<KernelConfig> plain, twins;
+    std::size_t i = 0;
+    for (const KernelConfig& c : filtered(search_space_for(t, shape, m)))
+      if (c.family == Family::cuda_core && !c.aligned_body && i++ % stride == 0) plain.push_back(c);
+    precompile(kernels, t, plain);  // in parallel, then their twins
+    for (const KernelConfig& c : plain)
+      if (const auto twin = cuda_core_capped_twin(c, t, shape, m, kernels.get(c, t)->compiled().registers))
+        twins.push_back(*twin);
+    precompile(kernels, t, twins);
+    for (const KernelConfig& twin : twins) {
+      auto kernel = kernels.get(twin, t);
+      p.workspace().reserve(twin, shape);
+      const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*kernel, twin, p.operands(copy), p.workspace(), st); };
+      const Comparison cmp = verify_calls(launch, p, stream);
+      ++checked;
+      EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << m << " " << to_string(twin) << ": " << cmp.describe();
+    }
+  }
+  EXPECT_GT(checked, 20u);
+  std::printf("[gemvtune] CUDA-core capped twins: %zu checks against float64\n", checked);
+  std::fflush(stdout);
+}
+
 // jit::Placement::spread (gemvtune-sweep's GEMVTUNE_SWEEP_SPREAD): grids of less than a wave,
 // launched with the dynamic shared memory that caps an SM at ceil(blocks / SMs) of their blocks,
 // compute what the plain launch does, and the launch did ask for that memory.
