@@ -87,4 +87,19 @@ std::optional<std::size_t> fastest_passing(const std::vector<Measured>& measured
 // Up to `count` indices of passing entries, fastest first.
 std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std::size_t count);
 
+// The register-capped CUDA-core twins (cuda_core_capped_twin) a dense tune measures after its
+// strategy: of the passing uncapped CUDA-core candidates within `range` times the fastest time,
+// the `count` twins predicted fastest, fastest first, one a block shape (threads, rows, warps
+// along K, unroll, vector, lanes a row). The prediction is the candidate's time
+// scaled by how much fuller the twin's waves are (blocks over the slots of ceil(waves) waves,
+// at the candidate's compiled registers from `registers`, one that throws being skipped, and
+// at the twin's cap), so among twins whose waves fill the same, the leaders' come first. The
+// twin that matters need not be a leader's: at 88 registers 6144x4096's t256_r2_kw1_u4 (1.45
+// waves) ran 10% behind the best of a sweep (4a71088) where round 1's 80-register kernel (one
+// wave) had led; the model saw 1% between the two (its tail term is for the dense tensor cores).
+std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>& measured,
+                                                     const std::function<int(const KernelConfig&)>& registers, DType t,
+                                                     const Shape& s, int m, const GpuModelParams& model,
+                                                     double range = 1.2, std::size_t count = 8);
+
 }  // namespace gemvtune

@@ -1,6 +1,7 @@
 // What the strategies share: picking the fastest passing measurement and the one-parameter
 // neighbourhood of a config (see strategy.hpp).
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "gemvtune/search_space.hpp"
@@ -24,6 +25,46 @@ std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std:
   });
   if (passing.size() > count) passing.resize(count);
   return passing;
+}
+
+std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>& measured,
+                                                     const std::function<int(const KernelConfig&)>& registers, DType t,
+                                                     const Shape& s, int m, const GpuModelParams& model, double range,
+                                                     std::size_t count) {
+  std::vector<std::pair<double, KernelConfig>> predicted;
+  const std::vector<std::size_t> order = top_passing(measured, measured.size());
+  for (std::size_t i : order) {
+    const KernelConfig& c = measured[i].config;
+    if (measured[i].time_us > measured[order.front()].time_us * range) break;
+    if (c.family != Family::cuda_core || c.reg_cap) continue;
+    try {
+      const int regs = registers(c);
+      const auto twin = cuda_core_capped_twin(c, t, s, m, regs);
+      if (!twin) continue;
+      // The share of the last wave's slots a grid fills, over all its waves: blocks / (slots x
+      // ceil(waves)).
+      const double blocks = static_cast<double>((s.n + c.block_rows() - 1) / c.block_rows()) * c.split_k;
+      const auto filled = [&](int per_thread) {
+        const double slots = resident_blocks_per_sm(c.threads, per_thread, model).blocks * static_cast<double>(model.sm_count);
+        return blocks / (slots * std::ceil(blocks / slots));
+      };
+      predicted.emplace_back(measured[i].time_us * filled(regs) / filled(twin->reg_cap), *twin);
+    } catch (const std::exception&) {
+    }
+  }
+  std::stable_sort(predicted.begin(), predicted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // One twin a block shape: variants that differ in load hints, PDL or split-K alone rank
+  // together and would crowd out other shapes.
+  std::vector<KernelConfig> out;
+  const auto same_shape = [](const KernelConfig& a, const KernelConfig& b) {
+    return a.threads == b.threads && a.rows_per_warp == b.rows_per_warp && a.k_warps == b.k_warps &&
+           a.unroll == b.unroll && a.vec_bytes == b.vec_bytes && a.lanes_per_row == b.lanes_per_row;
+  };
+  for (const auto& [us, twin] : predicted) {
+    if (out.size() == count) break;
+    if (std::none_of(out.begin(), out.end(), [&](const KernelConfig& o) { return same_shape(o, twin); })) out.push_back(twin);
+  }
+  return out;
 }
 
 namespace {

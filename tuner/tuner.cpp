@@ -30,10 +30,6 @@ std::string first_lines(const std::string& text, int lines) {
   return out.empty() ? text : out;
 }
 
-// The fastest CUDA-core candidates of a dense tune whose register-capped twins are measured:
-// four twins' compiles at most a job (about a second of compile wait on the H200's 16 cores).
-constexpr std::size_t kCappedCudaCoreLeaders = 4;
-
 int default_compile_threads() { return static_cast<int>(std::max(2u, std::thread::hardware_concurrency())); }
 
 // A kernel fault leaves a sticky error on the context; every later call returns it. After a
@@ -216,8 +212,8 @@ struct Tuner::Impl {
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
   // hold more than kRegCap registers: those whose capped kernel spills more than
   // kMaxCappedStackBytes are left out, as is a candidate whose compile result cannot be read
-  // (measure_one has reported it). With dense weights, also the CUDA-core twins of the
-  // kCappedCudaCoreLeaders fastest CUDA-core candidates (cuda_core_capped_twin).
+  // (measure_one has reported it). With dense weights, also CUDA-core twins
+  // (cuda_core_capped_twin) of the candidates near the fastest.
   std::vector<KernelConfig> capped_twins_to_measure(Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     std::vector<KernelConfig> twins;
@@ -235,21 +231,13 @@ struct Tuner::Impl {
     std::vector<KernelConfig> out =
         compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
     if (is_quantized(j.weights)) return out;
-    // Dense weights: the twins of the fastest CUDA-core candidates capped at the registers that
-    // let one more block onto an SM (cuda_core_capped_twin), those ptxas does not spill. Only
-    // the leaders', as each twin's compile is waited for and tune time is a bar.
-    std::vector<KernelConfig> cuda_core;
-    std::size_t leaders = 0;
-    for (std::size_t i : top_passing(measured, measured.size())) {
-      const KernelConfig& c = measured[i].config;
-      if (c.family != Family::cuda_core || c.reg_cap) continue;
-      if (leaders++ == kCappedCudaCoreLeaders) break;
-      try {
-        const int registers = pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers;
-        if (auto twin = cuda_core_capped_twin(c, j.dtype, j.shape, j.batch, registers)) cuda_core.push_back(*twin);
-      } catch (const std::exception&) {
-      }
-    }
+    // Dense weights: register-capped CUDA-core twins of the candidates near the fastest, the
+    // ones the model predicts fastest (cuda_core_twins_to_measure), where ptxas does not spill.
+    GpuModelParams model;
+    model.sm_count = ctx.info().id.sm_count;
+    const std::vector<KernelConfig> cuda_core = cuda_core_twins_to_measure(
+        measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
+        j.dtype, j.shape, j.batch, model);
     for (const KernelConfig& c : compiled_where(s, cuda_core, [](const jit::CompiledKernel& k) { return !k.spills(); }))
       out.push_back(c);
     return out;

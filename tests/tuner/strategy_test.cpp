@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "gemvtune/model.hpp"
 #include "gemvtune/search_space.hpp"
@@ -415,4 +418,76 @@ TEST(Strategy, ModelGuidedFindsTheEightRowTilesWhereTheyWin) {
   // against tc_t128_r1_kw4_u2_sk8, 10.00) since the four-chunk model of 2026-12-05.
   EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_5579b7b_w8_small_n_pdl.csv", 250, {{"8x1024x14336", 1.025}}),
             7);
+}
+
+// cuda_core_twins_to_measure on made-up measurements: only passing, uncapped CUDA-core
+// candidates within the range, twins of those whose registers are known, one a block shape.
+TEST(Strategy, CudaCoreTwinsComeFromPassingCandidatesNearTheFastest) {
+  const auto m = [](const char* c, double us, bool passed = true) { return Measured{parse_config(c), passed, us}; };
+  const std::vector<Measured> measured = {
+      m("t256_r2_kw1_v16_u4_sk1_cs_pdl", 11.0),        // 88 registers: a twin at 80
+      m("t256_r2_kw1_v16_u4_sk1_nc_pdl", 11.1),        // the same block shape
+      m("t128_r2_kw4_v16_u2_sk1_cs_pdl", 10.0),        // 72: a twin at 64
+      m("t128_r1_kw1_v16_u4_sk1_cs_pdl", 12.5),        // past 1.2x the fastest
+      m("t64_r2_kw1_v16_u4_sk1_cs_pdl", 10.5, false),  // failed
+      m("tc_t256_r1_kw1_v16_u4_sk1_cs_pdl_m8", 9.5),   // tensor cores: the fastest, no twin
+      m("t256_r1_kw1_v16_u8_sk1_cs_pdl", 11.2),        // registers unknown (throws)
+  };
+  const auto registers = [](const KernelConfig& c) {
+    if (c.unroll == 8) throw std::runtime_error("no compile result");
+    return c.rows_per_warp == 2 && c.unroll == 4 ? 88 : 72;
+  };
+  const auto twins = cuda_core_twins_to_measure(measured, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{});
+  std::vector<std::string> names;
+  for (const KernelConfig& t : twins) names.push_back(to_string(t));
+  // 6144 rows: t128_r2_kw4 makes 3072 blocks (2.91 waves at 8 an SM, 3.32 at 7), t256_r2_kw1 384
+  // (0.97 at 3, 1.45 at 2): the second's waves gain more.
+  EXPECT_EQ(names, (std::vector<std::string>{"t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80", "t128_r2_kw4_v16_u2_sk1_cs_pdl_rc64"}));
+  EXPECT_TRUE(cuda_core_twins_to_measure(measured, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{}, 1.2, 1).size() == 1);
+  EXPECT_TRUE(cuda_core_twins_to_measure({}, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{}).empty());
+}
+
+// On the recorded whole-space sweep of 6144x4096 (4a71088) with the registers NVRTC 13.0 gives
+// those kernels for sm_90 (sweeps/nvrtc13_sm90_registers_bf16_m1.csv): the twins include the
+// capped t256_r2_kw1_u4, round 1's winner there at 80 registers (11.92 us in sweeps/h200_bf16.csv,
+// 14.22 at 88 in this sweep, 10% behind its best), and the 4096x4096 ones round 1's
+// t128_r2_kw4_u2 at 64 (8.72 us then, 9.93 at 72 here).
+TEST(Strategy, CudaCoreTwinsOnTheRecordedSweepIncludeRoundOnesKernels) {
+  const std::string dir = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/";
+  std::map<std::string, int> regs;
+  {
+    std::ifstream in(dir + "nvrtc13_sm90_registers_bf16_m1.csv");
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line)) << "missing sweeps/nvrtc13_sm90_registers_bf16_m1.csv";
+    while (std::getline(in, line)) regs[line.substr(0, line.find(','))] = std::stoi(line.substr(line.find(',') + 1));
+  }
+  ASSERT_GT(regs.size(), 400u);
+  const auto registers = [&](const KernelConfig& c) {
+    KernelConfig kernel = c;
+    kernel.split_k = 1;
+    return regs.at(to_string(kernel));
+  };
+  for (const auto& [text, round_one] : {std::pair<std::string, std::string>{"6144x4096", "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80"},
+                                        {"4096x4096", "t128_r2_kw4_v16_u2_sk1_cs_pdl_rc64"}}) {
+    const TimingTable table = recorded_table(dir + "h200_bf16_4a71088.csv", text);
+    ASSERT_GT(table.size(), 2000u) << text;
+    std::vector<Measured> measured;
+    double best = 1e30;
+    for (const auto& [config, us] : table) {
+      measured.push_back({parse_config(config), true, us});
+      best = std::min(best, us);
+    }
+    const Shape shape = parse_shape(text);
+    const auto twins = cuda_core_twins_to_measure(measured, registers, DType::bf16, shape, 1, GpuModelParams{});
+    EXPECT_LE(twins.size(), 8u);
+    std::vector<std::string> names;
+    for (const KernelConfig& t : twins) {
+      names.push_back(to_string(t));
+      EXPECT_FALSE(why_invalid_for(t, DType::bf16, shape, 1)) << names.back();
+      KernelConfig plain = t;
+      plain.reg_cap = 0;
+      EXPECT_LE(table.at(to_string(plain)), best * 1.2) << names.back();
+    }
+    EXPECT_NE(std::find(names.begin(), names.end(), round_one), names.end()) << text << ": " << ::testing::PrintToString(names);
+  }
 }
