@@ -50,6 +50,10 @@
 #              the int4g128 PDL tensor-core space at M = 1 on 6144x4096 with 28672x4096's
 #              balanced twins; CSVs in $OUT/spread_*.csv, scripts/spread_summary.py's table in
 #              $OUT/spread.md
+#   captwins   register-capped CUDA-core twins (rcN) beside their plain configs at M = 1, two
+#              rounds: the configs round 1 ran with fewer registers and a few near a step, on
+#              the preset's six M = 1 shapes below lm_head; scripts/spread_summary.py --pair
+#              capped's table in $OUT/captwins.md, CSVs in $OUT/captwins_*.csv
 #   familysweep issue 14's sweep: `tune --shape 256x2048` (1 MiB) alone into a fresh cache, timed;
 #              the first 16 shapes of --preset families, then the whole preset (the other 9),
 #              timed, into another fresh cache; bench --preset families on it (tuned, untuned
@@ -218,6 +222,20 @@ for step in "$@"; do
       GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_CONFIGS=tc_t448_r1_kw1_v16_u1_sk1_cs_pdl,tc_t480_r1_kw1_v16_u1_sk1_cs_pdl,tc_t224_r1_kw1_v16_u1_sk1_cs_pdl,tc_t512_r1_kw1_v16_u1_sk1_cs_pdl,tc_t256_r1_kw1_v16_u1_sk1_cs_pdl \
         "$SW" "$OUT/spread_int4_twins.csv" bf16:int4g128 28672x4096 | tail -12
       python3 scripts/spread_summary.py "$OUT"/spread_*.csv | tee "$OUT/spread.md" ;;
+    captwins)
+      pairs=""
+      for c in t256_r2_kw1_v16_u4_sk1_cs_pdl:80 t128_r2_kw1_v16_u4_sk1_cs_pdl:80 t64_r2_kw1_v16_u4_sk1_cs_pdl:80 \
+               t128_r2_kw4_v16_u2_sk1_cs_pdl:64 t256_r2_kw2_v16_u2_sk1_cs_pdl:64 t128_r2_kw2_v16_u2_sk1_cs_pdl:64 \
+               t256_r1_kw1_v16_u8_sk1_cs_pdl:80 t128_r1_kw1_v16_u8_sk1_cs_pdl:80 t128_r1_kw2_v16_u4_sk1_cs_pdl:64 \
+               t128_r4_kw1_v16_u2_sk1_cs_pdl:rc t256_r4_kw1_v16_u1_sk1_cs_pdl:80; do
+        cap=${c#*:}; [ "$cap" = rc ] && cap=""
+        pairs="$pairs,${c%:*},${c%:*}_rc$cap"
+      done
+      for round in 1 2; do
+        GEMVTUNE_SWEEP_CONFIGS=${pairs#,} "$B/bench/gemvtune-sweep" "$OUT/captwins_$round.csv" bf16 \
+          6144x4096 4096x4096 1024x4096 14336x4096 4096x14336 28672x4096 | grep -v "^SKIPPED" | tail -30
+      done
+      python3 scripts/spread_summary.py --pair capped "$OUT"/captwins_*.csv | tee "$OUT/captwins.md" ;;
     examples)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt"
       "$B/examples/server_sim" --db "$DB" --threads 16 --seconds 60 2>&1 | tail -5 | tee "$OUT/server_sim.txt" ;;

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Does spreading a one-wave grid pay? A table from gemvtune-sweep CSVs run with GEMVTUNE_SWEEP_SPREAD=1.
+"""Does a variant of each config pay? A table from gemvtune-sweep CSVs that time configs in pairs.
 
     python3 scripts/spread_summary.py sweep.csv [more.csv ...]
+    python3 scripts/spread_summary.py --pair capped sweep.csv [...]
 
-Such a sweep times every config twice in a row: as the block scheduler places it (row CONFIG)
-and with jit::Placement::spread (row CONFIG+spread). One row per (shape, dtype): the configs
+By default the pairs are a sweep's with GEMVTUNE_SWEEP_SPREAD=1, which times every config twice
+in a row: as the block scheduler places it (row CONFIG) and with jit::Placement::spread (row
+CONFIG+spread). With --pair capped they are a config and its register-capped twin (CONFIG_rcN
+beside CONFIG, as GEMVTUNE_SWEEP_CONFIGS lists them; "spread" below then reads "capped"). One
+row per (shape, dtype): the configs
 timed both ways, the fastest of each way and their ratio, the geometric mean of spread / plain
 over every config, over the configs the spread changed by more than 3% either way, and the count
 of those faster and slower, then the largest gain. Where a grid is more than a wave (or an SM
@@ -15,6 +19,7 @@ holds no more than the cap anyway) both launches are the same, so the spread of 
 import argparse
 import csv
 import math
+import re
 import sys
 from collections import defaultdict
 
@@ -26,31 +31,46 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def read(paths):
-    """{(shape, dtype): {config: [plain us, spread us]}}"""
-    out = defaultdict(lambda: defaultdict(lambda: [None, None]))
+CAP = re.compile(r"_rc\d*(?=_m\d+$|$)")
+
+
+def partner(config, pair):
+    """(the plain config's name, whether `config` is the variant)."""
+    if pair == "capped":
+        plain = CAP.sub("", config)
+        return plain, plain != config
+    if config.endswith(SUFFIX):
+        return config[: -len(SUFFIX)], True
+    return config, False
+
+
+def read(paths, pair="spread"):
+    """{(shape, dtype): {config: [plain us, variant us]}}; a config timed in several rounds (files)
+    gets the mean of its times."""
+    times = defaultdict(lambda: defaultdict(lambda: ([], [])))
     for path in paths:
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
-                config = row["config"]
-                spread = config.endswith(SUFFIX)
-                if spread:
-                    config = config[: -len(SUFFIX)]
-                out[(row["shape"], row["dtype"])][config][1 if spread else 0] = float(row["us"])
-    return out
+                config, variant = partner(row["config"], pair)
+                times[(row["shape"], row["dtype"])][config][1 if variant else 0].append(float(row["us"]))
+    mean = lambda xs: sum(xs) / len(xs) if xs else None
+    return {key: {c: [mean(p), mean(v)] for c, (p, v) in configs.items()} for key, configs in times.items()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+", help="gemvtune-sweep output files")
+    ap.add_argument("--pair", choices=["spread", "capped"], default="spread",
+                    help="what each config is paired with: its +spread row (default) or its _rcN twin")
     args = ap.parse_args()
     try:
-        data = read(args.csv)
+        data = read(args.csv, args.pair)
     except (OSError, KeyError, ValueError) as e:
         print(f"spread_summary: cannot read the sweep: {e}", file=sys.stderr)
         return 2
-    print("| shape | dtype | configs | best plain us | best spread us | best spread / plain | all: spread / plain |"
-          " changed > 3%: spread / plain | faster | slower | largest gain |")
+    v = args.pair
+    print(f"| shape | dtype | configs | best plain us | best {v} us | best {v} / plain | all: {v} / plain |"
+          f" changed > 3%: {v} / plain | faster | slower | largest gain |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     all_changed = []
     for (shape, dtype), configs in data.items():
@@ -69,7 +89,7 @@ def main():
               f"{sum(r < 1 - CHANGED for r in changed)} | {sum(r > 1 + CHANGED for r in changed)} | "
               f"{gain[0]} {pairs[gain[0]][0]:.2f} -> {pairs[gain[0]][1]:.2f} us |")
     print(f"\nconfigs changed by more than 3% over every shape: {len(all_changed)}, "
-          f"geometric mean spread / plain {geomean(all_changed):.3f}")
+          f"geometric mean {v} / plain {geomean(all_changed):.3f}")
     return 0
 
 

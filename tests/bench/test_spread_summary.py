@@ -62,3 +62,22 @@ def test_unreadable_input_is_a_clear_error(tmp_path):
     bad.write_text("shape,config\n1x2,a\n")
     rc, _, err = run(str(bad))
     assert rc == 2 and "cannot read the sweep" in err
+
+
+def test_capped_pairs_a_config_with_its_rc_twin_and_averages_rounds(tmp_path):
+    rows = [("6144x4096", "t256_r2_kw1_v16_u4_sk1_cs_pdl", 14.0), ("6144x4096", "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80", 12.0),
+            ("8x6144x4096", "t128_r1_kw1_v16_u2_sk1_cs_rc64_m8", 10.0), ("8x6144x4096", "t128_r1_kw1_v16_u2_sk1_cs_m8", 10.0)]
+    f1 = write(tmp_path, "r1.csv", rows)
+    f2 = write(tmp_path, "r2.csv", [(s, c, us + (1.0 if "rc80" in c else 0.0)) for s, c, us in rows])
+    rc, out, err = run("--pair", "capped", f1, f2)
+    assert rc == 0, err
+    assert "best capped us" in out
+    cells = [c.strip() for c in table_row(out, "6144x4096").split("|")[1:-1]]
+    assert cells[2] == "1"
+    assert cells[4] == "12.50 (t256_r2_kw1_v16_u4_sk1_cs_pdl)"  # the mean of 12 and 13
+    assert cells[5] == f"{12.5 / 14:.3f}"
+    cells = [c.strip() for c in table_row(out, "8x6144x4096").split("|")[1:-1]]
+    assert cells[5] == "1.000"  # rc before the m tile is found too
+    # Without --pair capped the twins are configs of their own, with no +spread partner.
+    rc, out, _ = run(f1)
+    assert rc == 0 and "| 6144x4096 |" not in out
