@@ -175,7 +175,7 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "the tensor cores' register cap (rc, " + to_string(kRegCap) +
            " registers) is a knob of their register loads at m tile > 1 (templates/gemv_tc.cu), not of the ring or m tile 1";
   if (c.reg_cap && c.family == Family::cuda_core && (c.ring || c.aligned_body))
-    return "the CUDA-core register cap (rcN) is a knob of the plain kernel, without the ring or al";
+    return "the CUDA-core register cap (rcN) is a knob of the register loads, without the ring or al";
   if (c.reg_cap && c.family == Family::cuda_core && c.reg_cap * c.threads < 2048)
     return "a cap of " + to_string(c.reg_cap) + " registers would ask for more than 32 blocks of " + to_string(c.threads) +
            " threads an SM";
@@ -235,8 +235,6 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   // 2026-12-04 14:30), where 8-bit ones ran up to 8% faster.
   if (c.reg_cap && c.family == Family::tensor_core && !is_quantized(weights))
     return "the register cap (rc) is a knob of quantized weights on tensor cores, not of dense " + std::string(to_string(t)) + " weights";
-  if (c.reg_cap && c.family == Family::cuda_core && is_quantized(weights))
-    return "the CUDA-core register cap (rcN) is a knob of dense weights, not of " + std::string(to_string(weights));
   if (c.ring && !is_quantized(weights))
     return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), "
            "not of dense " + std::string(to_string(t)) + " weights";

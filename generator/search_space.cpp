@@ -258,7 +258,7 @@ std::vector<KernelConfig> balanced_twins(const KernelConfig& c, DType t, const S
 
 std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m,
                                                  WeightFormat weights) {
-  if (c.reg_cap) return std::nullopt;
+  if (c.reg_cap || c.family != Family::tensor_core) return std::nullopt;  // CUDA cores: cuda_core_capped_twin
   KernelConfig twin = c;
   twin.reg_cap = kRegCap;
   if (why_invalid_for(twin, t, s, m, weights)) return std::nullopt;
@@ -277,13 +277,14 @@ std::optional<int> occupancy_step_cap(int registers, int threads) {
   return cap;
 }
 
-std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers) {
+std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers,
+                                                  WeightFormat weights) {
   if (c.family != Family::cuda_core || c.reg_cap) return std::nullopt;
   const std::optional<int> cap = occupancy_step_cap(registers, c.threads);
   if (!cap || registers - *cap > kMaxCapSqueeze) return std::nullopt;
   KernelConfig twin = c;
   twin.reg_cap = *cap;
-  if (why_invalid_for(twin, t, s, m, WeightFormat::dense)) return std::nullopt;
+  if (why_invalid_for(twin, t, s, m, weights)) return std::nullopt;
   return twin;
 }
 

@@ -84,7 +84,14 @@ __device__ __forceinline__ void q_load_x(const elem_t* p, float* xf) {
   for (int i = 0; i < GEMV_QK / XV; ++i) vec_to_floats(xv[i], xf + i * XV);
 }
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
+// rcN (a twin the tuner measures, occupancy_step_cap): the registers that let one more block
+// onto an SM; otherwise ptxas takes what it needs (int8 r2 u2: 107-110 registers).
+#ifdef GEMV_REG_CAP
+#define GEMV_Q_MIN_BLOCKS (65536 / GEMV_REG_CAP / GEMV_THREADS)
+#else
+#define GEMV_Q_MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, GEMV_Q_MIN_BLOCKS)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, MT = GEMV_M_TILE;

@@ -100,6 +100,7 @@ std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std:
 std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>& measured,
                                                      const std::function<int(const KernelConfig&)>& registers, DType t,
                                                      const Shape& s, int m, const GpuModelParams& model,
-                                                     double range = 1.2, std::size_t count = 8);
+                                                     WeightFormat weights = WeightFormat::dense, double range = 1.2,
+                                                     std::size_t count = 8);
 
 }  // namespace gemvtune

@@ -29,8 +29,8 @@ std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std:
 
 std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>& measured,
                                                      const std::function<int(const KernelConfig&)>& registers, DType t,
-                                                     const Shape& s, int m, const GpuModelParams& model, double range,
-                                                     std::size_t count) {
+                                                     const Shape& s, int m, const GpuModelParams& model,
+                                                     WeightFormat weights, double range, std::size_t count) {
   std::vector<std::pair<double, KernelConfig>> predicted;
   const std::vector<std::size_t> order = top_passing(measured, measured.size());
   for (std::size_t i : order) {
@@ -39,7 +39,7 @@ std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>
     if (c.family != Family::cuda_core || c.reg_cap) continue;
     try {
       const int regs = registers(c);
-      const auto twin = cuda_core_capped_twin(c, t, s, m, regs);
+      const auto twin = cuda_core_capped_twin(c, t, s, m, regs, weights);
       if (!twin) continue;
       // The share of the last wave's slots a grid fills, over all its waves: blocks / (slots x
       // ceil(waves)).

@@ -230,14 +230,13 @@ struct Tuner::Impl {
     }
     std::vector<KernelConfig> out =
         compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
-    if (is_quantized(j.weights)) return out;
-    // Dense weights: register-capped CUDA-core twins of the candidates near the fastest, the
+    // Register-capped CUDA-core twins of the candidates near the fastest, the
     // ones the model predicts fastest (cuda_core_twins_to_measure), where ptxas does not spill.
     GpuModelParams model;
     model.sm_count = ctx.info().id.sm_count;
     const std::vector<KernelConfig> cuda_core = cuda_core_twins_to_measure(
         measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
-        j.dtype, j.shape, j.batch, model);
+        j.dtype, j.shape, j.batch, model, j.weights);
     for (const KernelConfig& c : compiled_where(s, cuda_core, [](const jit::CompiledKernel& k) { return !k.spills(); }))
       out.push_back(c);
     return out;

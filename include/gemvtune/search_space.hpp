@@ -71,14 +71,16 @@ std::optional<KernelConfig> register_capped_twin(const KernelConfig& c, DType t,
 std::optional<int> occupancy_step_cap(int registers, int threads);
 
 // The CUDA-core twin of c capped at occupancy_step_cap (c's kernel took `registers` a thread):
-// "rcN" on the plain dense kernel, where the cap is at most kMaxCapSqueeze registers below and
-// the twin is valid for (t, s, m). Since the batch loops came in, ptxas gives some M = 1
+// "rcN" on the CUDA-core register loads (templates/gemv.cu, and gemv_q.cu for quantized weights;
+// not the ring or al), where the cap is at most kMaxCapSqueeze registers below and the twin is
+// valid for (t, s, m, weights). Since the batch loops came in, ptxas gives some M = 1
 // kernels a few registers more than the round-1 kernel had (t256_r2_kw1_u4: 80 -> 88 registers,
 // 3 -> 2 blocks an SM, which took 6144x4096's 384 blocks from one wave to 1.45), and whether
 // squeezing them back pays depends on the shape, so the tuner measures the twins of its fastest
 // CUDA-core candidates (tuner.cpp) and drops those ptxas spills. Outside the space, like the
 // other twins. Empty for other configs, or where c is capped already.
-std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers);
+std::optional<KernelConfig> cuda_core_capped_twin(const KernelConfig& c, DType t, const Shape& s, int m, int registers,
+                                                  WeightFormat weights = WeightFormat::dense);
 constexpr int kMaxCapSqueeze = 16;
 
 // The stack frame (spilled registers) a capped twin may take: the twins that won on the H200

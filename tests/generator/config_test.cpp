@@ -565,9 +565,9 @@ TEST(Config, RegisterCappedTwinsOfQuantizedTensorCoreConfigs) {
   const auto why_dense = why_invalid_for(capped, DType::bf16, s, 16, WeightFormat::dense);
   ASSERT_TRUE(why_dense);
   EXPECT_NE(why_dense->find("quantized"), std::string::npos) << *why_dense;
-  // CUDA cores take a cap of their own (rcN), not on quantized weights.
-  const auto why_cc = why_invalid_for(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_rc_m16"), DType::bf16, s, 16,
-                                      WeightFormat::int8);
+  // CUDA cores take a cap of their own (rcN) on their register loads, not on the ring.
+  EXPECT_FALSE(why_invalid_for(parse_config("t128_r1_kw1_v16_u2_sk1_cs_pdl_rc_m16"), DType::bf16, s, 16, WeightFormat::int8));
+  const auto why_cc = why_invalid(parse_config("t64_r2_kw1_v16_u2_sk1_cs_pdl_ring_rc80"));
   ASSERT_TRUE(why_cc);
   EXPECT_NE(why_cc->find("register cap"), std::string::npos) << *why_cc;
   const auto why_m1 = why_invalid(parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc"));
@@ -610,7 +610,8 @@ TEST(Config, CudaCoreRegisterCapIsWrittenOutAndChecked) {
                           "t128_r1_kw1_v16_u4_sk1_cs_pdl_al_rc64", "tc_t256_r1_kw1_v16_u4_sk1_cs_pdl_rc80_m16"}) {
     EXPECT_TRUE(why_invalid(parse_config(bad))) << bad;
   }
-  EXPECT_TRUE(why_invalid_for(c80, DType::bf16, {6144, 4096}, 1, WeightFormat::int8));
+  EXPECT_FALSE(why_invalid_for(c80, DType::bf16, {6144, 4096}, 1, WeightFormat::int8));  // templates/gemv_q.cu
+  EXPECT_NE(generate_source(c80, DType::bf16, WeightFormat::int8).find("#define GEMV_REG_CAP 80\n"), std::string::npos);
   // The source asks ptxas for the blocks the cap allows; uncapped, it does not.
   const std::string src = generate_source(c80, DType::bf16);
   EXPECT_NE(src.find("#define GEMV_REG_CAP 80\n"), std::string::npos);

@@ -177,35 +177,41 @@ TEST(BatchGpuTwins, RegisterCappedTwinsMatchFloat64) {
 
 // The CUDA-core register-capped twins (cuda_core_capped_twin: the cap that lets one more block
 // onto an SM, what the tuner measures beside its fastest CUDA-core candidates) of every 7th
-// CUDA-core config (every GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of bf16 at M = 1 and 3 and
-// fp32 at M = 2, on 6151 x 1000 (row and K tails), each against float64.
+// CUDA-core config (every GEMVTUNE_TEST_CONFIG_STRIDE-th when set) of bf16 at M = 1 and 3, fp32
+// at M = 2, and the quantized CUDA-core family (templates/gemv_q.cu) with int8, fp8 and int4g64
+// weights at M = 1 and 5, on 6151 x 1024 (a row tail), each against float64.
 TEST(BatchGpuTwins, CudaCoreCappedTwinsMatchFloat64) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
   jit::LoadedKernels kernels(ctx);
   jit::Stream stream;
-  const Shape shape{6151, 1000};
+  const Shape shape{6151, 1024};
   const std::size_t stride = twin_stride(7);
   std::size_t checked = 0;
   std::uint64_t seed = 3400;
-  for (const auto& [t, m] : {std::pair{DType::bf16, 1}, std::pair{DType::bf16, 3}, std::pair{DType::f32, 2}}) {
-    DeviceProblem p(t, shape, shape.k, seed++, 0, m);
+  for (const TwinGroup& g : {TwinGroup{DType::bf16, 1, WeightFormat::dense}, TwinGroup{DType::bf16, 3, WeightFormat::dense},
+                             TwinGroup{DType::f32, 2, WeightFormat::dense}, TwinGroup{DType::bf16, 1, WeightFormat::int8},
+                             TwinGroup{DType::f16, 5, WeightFormat::fp8}, TwinGroup{DType::bf16, 1, WeightFormat::int4_g64}}) {
+    const DType t = g.t;
+    const int m = g.m;
+    DeviceProblem p(t, shape, shape.k, seed++, 0, m, 0, 0, g.w);
     std::vector<KernelConfig> plain, twins;
     std::size_t i = 0;
-    for (const KernelConfig& c : filtered(search_space_for(t, shape, m)))
-      if (c.family == Family::cuda_core && !c.aligned_body && i++ % stride == 0) plain.push_back(c);
-    precompile(kernels, t, plain);  // in parallel, then their twins
+    for (const KernelConfig& c : filtered(search_space_for(t, shape, m, g.w)))
+      if (c.family == Family::cuda_core && !c.aligned_body && !c.ring && i++ % stride == 0) plain.push_back(c);
+    precompile(kernels, t, plain, g.w);  // in parallel, then their twins
     for (const KernelConfig& c : plain)
-      if (const auto twin = cuda_core_capped_twin(c, t, shape, m, kernels.get(c, t)->compiled().registers))
+      if (const auto twin = cuda_core_capped_twin(c, t, shape, m, kernels.get(c, t, g.w)->compiled().registers, g.w))
         twins.push_back(*twin);
-    precompile(kernels, t, twins);
+    precompile(kernels, t, twins, g.w);
     for (const KernelConfig& twin : twins) {
-      auto kernel = kernels.get(twin, t);
+      auto kernel = kernels.get(twin, t, g.w);
       p.workspace().reserve(twin, shape);
       const LaunchFn launch = [&](int copy, CUstream st) { jit::launch_gemv(*kernel, twin, p.operands(copy), p.workspace(), st); };
       const Comparison cmp = verify_calls(launch, p, stream);
       ++checked;
-      EXPECT_TRUE(cmp.ok) << to_string(t) << " M=" << m << " " << to_string(twin) << ": " << cmp.describe();
+      EXPECT_TRUE(cmp.ok) << to_string(t) << " " << to_string(g.w) << " M=" << m << " " << to_string(twin) << ": "
+                          << cmp.describe();
     }
   }
   EXPECT_GT(checked, 20u);

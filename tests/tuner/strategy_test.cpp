@@ -443,7 +443,7 @@ TEST(Strategy, CudaCoreTwinsComeFromPassingCandidatesNearTheFastest) {
   // 6144 rows: t128_r2_kw4 makes 3072 blocks (2.91 waves at 8 an SM, 3.32 at 7), t256_r2_kw1 384
   // (0.97 at 3, 1.45 at 2): the second's waves gain more.
   EXPECT_EQ(names, (std::vector<std::string>{"t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80", "t128_r2_kw4_v16_u2_sk1_cs_pdl_rc64"}));
-  EXPECT_TRUE(cuda_core_twins_to_measure(measured, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{}, 1.2, 1).size() == 1);
+  EXPECT_TRUE(cuda_core_twins_to_measure(measured, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{}, WeightFormat::dense, 1.2, 1).size() == 1);
   EXPECT_TRUE(cuda_core_twins_to_measure({}, registers, DType::bf16, {6144, 4096}, 1, GpuModelParams{}).empty());
 }
 
