@@ -266,9 +266,15 @@ int cmd_explain(const std::vector<std::string>& args) {
                     {"shared_bytes", cubin->shared_bytes},
                     {"spill_store_bytes", cubin->spill_store_bytes}, {"spill_load_bytes", cubin->spill_load_bytes}};
       if (x.cubin_residency) j["cubin"]["residency"] = residency(*x.cubin_residency);
+      j["capped_twin"] = x.capped_twin ? nlohmann::json{{"config", to_string(*x.capped_twin)},
+                                                        {"register_cap", x.capped_twin->reg_cap},
+                                                        {"residency", residency(x.capped_residency)},
+                                                        {"waves", x.capped_waves}}
+                                       : nlohmann::json(nullptr);
       if (x.cubin_in_flight_per_sm) j["little"]["cubin_in_flight_per_sm_bytes"] = *x.cubin_in_flight_per_sm;
     } else {
       j["cubin"] = nullptr;
+      j["capped_twin"] = nullptr;
       j["compile_error"] = compile_error;
     }
     if (x.measured) {
@@ -326,6 +332,12 @@ int cmd_explain(const std::vector<std::string>& args) {
              " blocks per SM (~" + fixed("%.0f", e.registers) + " registers estimated)" +
              (e.turnover < 1 ? "; block turnover leaves " + fixed("%.0f", 100 * e.turnover) + "% of the stream rate"
                              : std::string())});
+  if (x.capped_twin)
+    t.add({"capped twin", to_string(*x.capped_twin) + ": " + std::to_string(x.capped_residency.blocks) +
+                              " blocks per SM at " + std::to_string(x.capped_twin->reg_cap) + " registers, " +
+                              fixed("%.2f", x.capped_waves) + " waves",
+           "the launch bounds' cap one block an SM further on; the tuner measures such twins beside its "
+           "CUDA-core candidates near the fastest, where ptxas does not spill them"});
   const bool dense_tc = is_dense_tensor_core(config, weights);
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
          fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " +

@@ -108,6 +108,12 @@ struct Explanation {
   long long wave_count = 0;  // ceil(waves)
   long long last_wave_blocks = 0;
   double last_wave_fill = 0;  // last_wave_blocks / wave_slots
+  // With a cubin: the CUDA-core twin capped at the registers that let one more block onto an SM
+  // (cuda_core_capped_twin; the tuner measures such twins beside its CUDA-core candidates near
+  // the fastest), its residency at the cap and its waves. None where c has no such twin.
+  std::optional<KernelConfig> capped_twin;
+  Residency capped_residency;
+  double capped_waves = 0;
   // Little's law per SM: what the busiest SM keeps in flight (the model's) and what the
   // ceiling needs (ceiling / SMs x latency); with a cubin, in flight at its residency too.
   double in_flight_per_sm = 0, needed_per_sm = 0;

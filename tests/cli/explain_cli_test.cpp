@@ -73,6 +73,38 @@ TEST_F(CliExplain, JsonHasTheGridWavesLittlesLawCubinAndModel) {
   }
 }
 
+// 6144x4096's round-1 pick takes 88 registers now (NVRTC 13.0, sm_90): 2 blocks an SM and 1.45
+// waves, where its capped twin fits 3 and one wave. A tensor-core config has no such twin.
+TEST_F(CliExplain, NamesTheCappedTwinOneBlockAnSmFurtherOn) {
+  const std::vector<std::string> base = {"explain", "--shape", "6144x4096", "--gpu", kH200Key, "--db", db(), "--config"};
+  auto args = base;
+  args.push_back("t256_r2_kw1_v16_u4_sk1_cs_pdl");
+  const CliResult text = run(args);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "capped twin t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80: 3 blocks per SM at 80 registers, 0.97 waves"))
+      << text.out;
+  args.push_back("--json");
+  const CliResult json = run(args);
+  ASSERT_EQ(json.status, 0) << json.err;
+  const Json j = Json::parse(json.out);
+  ASSERT_TRUE(j["capped_twin"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["capped_twin"]["config"], "t256_r2_kw1_v16_u4_sk1_cs_pdl_rc80");
+  EXPECT_EQ(j["capped_twin"]["register_cap"], 80);
+  EXPECT_EQ(j["capped_twin"]["residency"]["blocks_per_sm"], 3);
+  EXPECT_NEAR(j["capped_twin"]["waves"].get<double>(), 384.0 / (3 * 132), 1e-9);
+  EXPECT_EQ(j["cubin"]["residency"]["blocks_per_sm"], 2);
+
+  auto tc = base;
+  tc.insert(tc.end(), {"tc_t128_r2_kw4_v16_u4_sk1_cs_pdl_m8", "--batch", "8"});
+  const CliResult tc_text = run(tc);
+  ASSERT_EQ(tc_text.status, 0) << tc_text.err;
+  EXPECT_FALSE(contains(tc_text.out, "capped twin")) << tc_text.out;
+  tc.push_back("--json");
+  const CliResult tc_json = run(tc);
+  ASSERT_EQ(tc_json.status, 0) << tc_json.err;
+  EXPECT_TRUE(Json::parse(tc_json.out)["capped_twin"].is_null());
+}
+
 TEST_F(CliExplain, SaysHowSplitKFinishes) {
   const auto finish = [&](const char* config, const char* weights, const char* batch) {
     const CliResult r = run({"explain", "--shape", "4096x4096", "--batch", batch, "--gpu", kH200Key, "--weights", weights,
