@@ -50,7 +50,8 @@
 #              the int4g128 PDL tensor-core space at M = 1 on 6144x4096 with 28672x4096's
 #              balanced twins; CSVs in $OUT/spread_*.csv, scripts/spread_summary.py's table in
 #              $OUT/spread.md
-#   captwins   register-capped CUDA-core twins (rcN) beside their plain configs at M = 1, two
+#   captwins   the capped twins' GPU test (against float64), then register-capped CUDA-core
+#              twins (rcN) beside their plain configs at M = 1, two
 #              rounds: the configs round 1 ran with fewer registers and a few near a step, on
 #              the preset's six M = 1 shapes below lm_head; scripts/spread_summary.py --pair
 #              capped's table in $OUT/captwins.md, CSVs in $OUT/captwins_*.csv
@@ -223,6 +224,8 @@ for step in "$@"; do
         "$SW" "$OUT/spread_int4_twins.csv" bf16:int4g128 28672x4096 | tail -12
       python3 scripts/spread_summary.py "$OUT"/spread_*.csv | tee "$OUT/spread.md" ;;
     captwins)
+      logged test_captwins.log "gemvtune\]|PASSED|FAILED|Failure|SKIPPED" 12 \
+        "$B/tests/test_gemv_batch_gpu" --gtest_filter='BatchGpuTwins.CudaCoreCappedTwins*'
       pairs=""
       for c in t256_r2_kw1_v16_u4_sk1_cs_pdl:80 t128_r2_kw1_v16_u4_sk1_cs_pdl:80 t64_r2_kw1_v16_u4_sk1_cs_pdl:80 \
                t128_r2_kw4_v16_u2_sk1_cs_pdl:64 t256_r2_kw2_v16_u2_sk1_cs_pdl:64 t128_r2_kw2_v16_u2_sk1_cs_pdl:64 \
