@@ -230,16 +230,22 @@ struct Tuner::Impl {
     }
     std::vector<KernelConfig> out =
         compiled_where(s, twins, [](const jit::CompiledKernel& k) { return k.stack_frame_bytes <= kMaxCappedStackBytes; });
-    // Register-capped CUDA-core twins of the candidates near the fastest, the
-    // ones the model predicts fastest (cuda_core_twins_to_measure), where ptxas does not spill.
-    GpuModelParams model;
-    model.sm_count = ctx.info().id.sm_count;
-    const std::vector<KernelConfig> cuda_core = cuda_core_twins_to_measure(
-        measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
-        j.dtype, j.shape, j.batch, model, j.weights);
-    for (const KernelConfig& c : compiled_where(s, cuda_core, [](const jit::CompiledKernel& k) { return !k.spills(); }))
+    // Register-capped CUDA-core twins of the candidates near the fastest, where ptxas does not
+    // spill them.
+    for (const KernelConfig& c : compiled_where(s, cuda_core_twins(s, measured), [](const jit::CompiledKernel& k) { return !k.spills(); }))
       out.push_back(c);
     return out;
+  }
+
+  // cuda_core_twins_to_measure for this job's candidates, their registers from the pool (a
+  // measured candidate's compile is done, so this waits for nothing).
+  std::vector<KernelConfig> cuda_core_twins(const Session& s, const std::vector<Measured>& measured) {
+    const TuneJob& j = s.job;
+    GpuModelParams model;
+    model.sm_count = ctx.info().id.sm_count;
+    return cuda_core_twins_to_measure(
+        measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
+        j.dtype, j.shape, j.batch, model, j.weights);
   }
 
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
@@ -362,6 +368,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     // of the jobs behind, compile while the GPU times the rest of this job.
     so_far.insert(so_far.end(), out.begin(), out.end());
     std::vector<KernelConfig> twins = leading_twins(s, so_far);
+    for (const KernelConfig& t : cuda_core_twins(s, so_far)) twins.push_back(t);  // likewise
     if (twins != prefetched) {
       for (const KernelConfig& t : twins) pool.request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
       prefetched = std::move(twins);
