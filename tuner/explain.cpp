@@ -128,8 +128,6 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
     // The model's in-flight bytes per SM with the compiled kernel's residency instead.
     const double resident = std::min(static_cast<double>(x.blocks) / sms, double(x.resident_per_sm));
     x.cubin_in_flight_per_sm = std::max(1.0, resident) * c.warps() * e.warp_bytes;
-  }
-  if (cubin && cubin->registers > 0) {
     x.capped_twin = cuda_core_capped_twin(c, t, s, m, cubin->registers, w);
     if (x.capped_twin) {
       x.capped_residency = resident_blocks_per_sm(c.threads, x.capped_twin->reg_cap, gpu, cubin->shared_bytes);

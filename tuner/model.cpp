@@ -30,8 +30,7 @@ bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w) {
   return c.family == Family::tensor_core && !is_quantized(w);
 }
 
-ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w,
-                       int registers) {
+ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
   const bool quantized = is_quantized(w);
   const double m = c.m_tile;  // batch rows the kernel is built for (the problem's M or more)
@@ -89,7 +88,6 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     regs = (is_int4(w) ? 91 + 21 * rows + 9 * rows * (c.unroll - 1) : 36 + 22 * rows + 7 * rows * (c.unroll - 1)) +
            (m > 1 ? rows * (m - 1) : 0);
   }
-  if (registers > 0) regs = registers;  // the cubin's count, where the caller has it
   regs = std::min(regs, c.reg_cap ? static_cast<double>(c.reg_cap) : 255.0);  // rc: the launch bounds' cap (spills not modelled)
   // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
   // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit

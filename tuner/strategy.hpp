@@ -87,7 +87,7 @@ std::optional<std::size_t> fastest_passing(const std::vector<Measured>& measured
 // Up to `count` indices of passing entries, fastest first.
 std::vector<std::size_t> top_passing(const std::vector<Measured>& measured, std::size_t count);
 
-// The register-capped CUDA-core twins (cuda_core_capped_twin) a dense tune measures after its
+// The register-capped CUDA-core twins (cuda_core_capped_twin) a tune measures after its
 // strategy: of the passing uncapped CUDA-core candidates within `range` times the fastest time,
 // the `count` twins predicted fastest, fastest first, one a block shape (threads, rows, warps
 // along K, unroll, vector, lanes a row). The prediction is the candidate's time

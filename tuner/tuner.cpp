@@ -212,8 +212,8 @@ struct Tuner::Impl {
   // The register-capped twins (register_capped_twin) of the passing candidates whose kernels
   // hold more than kRegCap registers: those whose capped kernel spills more than
   // kMaxCappedStackBytes are left out, as is a candidate whose compile result cannot be read
-  // (measure_one has reported it). With dense weights, also CUDA-core twins
-  // (cuda_core_capped_twin) of the candidates near the fastest.
+  // (measure_one has reported it). Also the CUDA-core twins (cuda_core_capped_twin) of the
+  // candidates near the fastest.
   std::vector<KernelConfig> capped_twins_to_measure(Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     std::vector<KernelConfig> twins;

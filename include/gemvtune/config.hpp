@@ -67,8 +67,9 @@ struct KernelConfig {
   bool ring = false;          // "ring": weights through a shared-memory ring (8-bit CUDA cores, int4 tensor cores)
   int tile_rows = 16;         // "w8": rows of W per tensor-core tile, 16 or 8 (dense tensor cores)
   // "rc" / "rcN": the launch bounds hold a thread to this many registers (0: no cap). On the
-  // tensor cores' quantized register loads at m tile > 1, kRegCap ("rc"); on the dense CUDA-core
-  // kernel, the register count that lets one more block onto an SM ("rc80": occupancy_step_cap).
+  // tensor cores' quantized register loads at m tile > 1, kRegCap ("rc"); on the CUDA-core
+  // register loads, the register count that lets one more block onto an SM ("rc80":
+  // occupancy_step_cap).
   int reg_cap = 0;
 
   int warps() const { return threads / 32; }

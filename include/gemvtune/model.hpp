@@ -130,10 +130,9 @@ bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuM
 bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w);
 
 // Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
-// for the dequantizing arithmetic of the quantized family (see model.cpp). `registers` > 0
-// replaces the model's register estimate by a compiled kernel's count (still at most c's cap).
+// for the dequantizing arithmetic of the quantized family (see model.cpp).
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu,
-                       WeightFormat w = WeightFormat::dense, int registers = 0);
+                       WeightFormat w = WeightFormat::dense);
 
 // Configs sorted by estimated time, fastest first.
 std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType t, const Shape& s,
