@@ -466,7 +466,7 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
 // onto an SM. Since the batch loops came in, ptxas gives some M = 1 kernels a few registers
 // more than the round-1 kernel's (t256_r2_kw1_u4: 80 -> 88, 3 -> 2 blocks an SM), which can
 // cost a grid its single wave (6144x4096: 384 blocks).
-#define GEMV_MIN_BLOCKS (65536 / GEMV_REG_CAP / GEMV_THREADS)
+#define GEMV_MIN_BLOCKS GEMV_BLOCKS_AT_REGISTERS(GEMV_REG_CAP)
 #elif GEMV_ALIGNED_BODY && GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL <= 4 && GEMV_M_TILE <= 4
 // The aligned body with one row per warp and up to 4 loads in flight: 64 registers, about what
 // the plain kernel uses. Left alone, ptxas holds a trip's x blocks ahead (8 registers a load) and
@@ -474,7 +474,7 @@ __device__ __forceinline__ void plain_body_trip(const elem_t* const (&wrow)[GEMV
 // of one). With 4 loads and warps along K the cap was 80 until x's offset became a compile-time
 // constant (aligned_body_loops): every such config (bf16 and fp32, m = 1, 2, 4, K warps 1, 2,
 // 4, 1-4 loads, with and without the L2 prefetch) now fits 64 without spilling.
-#define GEMV_MIN_BLOCKS (65536 / 64 / GEMV_THREADS)
+#define GEMV_MIN_BLOCKS GEMV_BLOCKS_AT_REGISTERS(64)
 #else
 #define GEMV_MIN_BLOCKS 1
 #endif

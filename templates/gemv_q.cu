@@ -87,7 +87,7 @@ __device__ __forceinline__ void q_load_x(const elem_t* p, float* xf) {
 // rcN (a twin the tuner measures, occupancy_step_cap): the registers that let one more block
 // onto an SM; otherwise ptxas takes what it needs (int8 r2 u2: 107-110 registers).
 #ifdef GEMV_REG_CAP
-#define GEMV_Q_MIN_BLOCKS (65536 / GEMV_REG_CAP / GEMV_THREADS)
+#define GEMV_Q_MIN_BLOCKS GEMV_BLOCKS_AT_REGISTERS(GEMV_REG_CAP)
 #else
 #define GEMV_Q_MIN_BLOCKS 1
 #endif

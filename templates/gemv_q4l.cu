@@ -114,7 +114,7 @@ __device__ __forceinline__ uint4 load_line_part(const unsigned char* p) {
 // warps of 28672x4096 do not fit one wave. At 256 threads the cap spilled 36 bytes (x staged
 // two units at a time), so those take what ptxas needs.
 #if GEMV_ROWS_PER_WARP == 1 && GEMV_UNROLL == 2 && GEMV_K_WARPS == 1 && GEMV_THREADS <= 128
-#define GEMV_Q4L_MIN_BLOCKS (65536 / 128 / GEMV_THREADS)
+#define GEMV_Q4L_MIN_BLOCKS GEMV_BLOCKS_AT_REGISTERS(128)
 #else
 #define GEMV_Q4L_MIN_BLOCKS 1
 #endif

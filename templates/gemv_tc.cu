@@ -298,7 +298,7 @@ __device__ __forceinline__ uint4 load_partial(const unsigned char* p, int count)
 // there and lost, so the tuner measures the capped twins beside their configs
 // (bench/results/h200.md, 2026-12-04 14:30).
 #ifdef GEMV_TC_REG_CAP
-#define GEMV_TC_MIN_BLOCKS (65536 / GEMV_TC_REG_CAP / GEMV_THREADS)
+#define GEMV_TC_MIN_BLOCKS GEMV_BLOCKS_AT_REGISTERS(GEMV_TC_REG_CAP)
 #else
 #define GEMV_TC_MIN_BLOCKS 1
 #endif

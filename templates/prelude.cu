@@ -89,6 +89,9 @@ __device__ __forceinline__ void word_to_floats(unsigned w, float* out) {
 
 // ---- vector loads ----------------------------------------------------------------------
 #define GEMV_VE (GEMV_VEC_BYTES / GEMV_ESIZE)  // elements per vector load
+// The blocks of GEMV_THREADS an SM's 65536 registers hold at `regs` registers a thread: what
+// a family's launch bounds ask of ptxas to hold a kernel to `regs`.
+#define GEMV_BLOCKS_AT_REGISTERS(regs) (65536 / (regs) / GEMV_THREADS)
 #if GEMV_VEC_BYTES == 16
 typedef uint4 vec_t;
 #elif GEMV_VEC_BYTES == 8
