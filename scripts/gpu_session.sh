@@ -12,6 +12,8 @@
 #              wall times of both, then scripts/compare_tunings.py on the two caches
 #   quick      the GPU tests that are fast: PDL chain, fused, operands, split-K determinism,
 #              tuner, runtime and CLI (full output in $OUT)
+#   twintests  the GPU tests of the register-capped CUDA-core twins and of the spread launch
+#              alone (what `captwins` and `spread` run before their sweeps), for a short call
 #   examples   the 32-layer decode chain and a 16-thread, 60 s server simulation
 #   decode     the decode chain alone
 #   batchtests the batched correctness suite (both families, M = 2, 3, 8, 13, 16; every
@@ -128,6 +130,9 @@ for step in "$@"; do
         env GEMVTUNE_TEST_CLI="$(realpath "$G")" "$B/tests/test_cli" --gtest_brief=1 ;;
     decode)
       "$B/examples/decode_chain" --db "$DB" 2>&1 | tee "$OUT/decode_chain.txt" ;;
+    twintests)
+      logged test_twins_spread.log "gemvtune\]|PASSED|FAILED|Failure|SKIPPED" 16 \
+        "$B/tests/test_gemv_batch_gpu" --gtest_filter='BatchGpuTwins.CudaCoreCappedTwins*:SpreadLaunchGpu*' ;;
     batchtests)
       logged test_gemv_batch_gpu.log "gemvtune\]|PASSED|FAILED|Failure" 40 \
         env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1
