@@ -1,6 +1,7 @@
 // `gemvtune explain` as a user runs it, without a GPU (--gpu names the model): the JSON fields,
 // the config and the read ceiling taken from the cache, the text form, and bad input exiting 2
-// with a message. Where there is no GPU, the measurement says it was skipped and the exit is 0.
+// with a message. Where there is no GPU, or the GPU is not the one --gpu names, the measurement
+// says it was skipped and the exit is 0.
 // --measured-us gives a time measured elsewhere: reported with its source, it decides the limiter.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include "cli/cli_runner.hpp"
 #include "gemvtune/cache.hpp"
 #include "gemvtune/generator.hpp"
+#include "jit/cuda_handles.hpp"
 #include "jit/driver_api.hpp"
 
 using namespace gemvtune;
@@ -21,6 +23,11 @@ namespace {
 const char* const kH200Key = "NVIDIA H200/132sm/cc9.0";
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// explain measures only on the GPU --gpu names; on any other (an H100 here) it says why not.
+bool gpu_is_the_named_one() {
+  return jit::driver_available() && jit::read_gpu_info(0).id.key() == kH200Key;
+}
 
 struct CliExplain : ::testing::Test {
   cache_test::TempDir dir;
@@ -58,6 +65,10 @@ TEST_F(CliExplain, JsonHasTheGridWavesLittlesLawCubinAndModel) {
     EXPECT_TRUE(contains(j["verdict"].get<std::string>(), "bandwidth"));
     EXPECT_TRUE(j["measured"].is_null());
     EXPECT_TRUE(contains(j["measured_skipped"].get<std::string>(), "no GPU: measured time skipped"));
+  } else if (!gpu_is_the_named_one()) {
+    EXPECT_TRUE(j["measured"].is_null()) << j.dump(2);
+    EXPECT_TRUE(contains(j["measured_skipped"].get<std::string>(), std::string(", not ") + kH200Key))
+        << j["measured_skipped"];
   } else {
     // On a GPU the measured time decides the limiter (whichever it is on this device, the
     // verdict names it); the model's figures above stay the same.
@@ -154,6 +165,10 @@ TEST_F(CliExplain, TextNamesEveryPartAndTheLimiter) {
   if (!jit::driver_available()) {
     EXPECT_TRUE(contains(r.out, "no GPU: measured time skipped")) << r.out;
     EXPECT_FALSE(contains(r.out, "without PDL")) << r.out;  // the twin is timed only beside a measurement
+  } else if (!gpu_is_the_named_one()) {
+    EXPECT_TRUE(contains(r.out, std::string("measured time skipped: device 0 is ")) && contains(r.out, kH200Key))
+        << r.out;
+    EXPECT_FALSE(contains(r.out, "without PDL")) << r.out;
   } else {
     EXPECT_TRUE(contains(r.out, "without PDL ")) << r.out;  // a PDL config: its twin, timed or why not
     EXPECT_TRUE(contains(r.out, "t128_r1_kw1_v16_u1_sk1_cs, timed the same way")) << r.out;
@@ -222,7 +237,7 @@ TEST_F(CliExplain, MeasuredUsIsReportedWithItsSourceAndDecidesTheLimiter) {
   r = run(base);
   ASSERT_EQ(r.status, 0) << r.err;
   j = Json::parse(r.out);
-  if (!jit::driver_available()) {
+  if (!gpu_is_the_named_one()) {
     EXPECT_EQ(j["limiter_basis"], "model");
     EXPECT_EQ(j["limiter"], "bandwidth");
     EXPECT_NEAR(j["model_stream_share"].get<double>(), 0.859, 0.001);
