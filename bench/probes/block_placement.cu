@@ -158,7 +158,9 @@ int main() {
     for (int threads : {128, 256, 448}) {
       for (int cap : {0, 1, 2, 4}) {  // 0: no shared memory, the occupancy the threads allow
         if (cap * threads > 2048) continue;
-        const int smem = cap ? std::min(smem_sm / cap - 1024, smem_optin) : 0;
+        // cap 0 still asks for 16 bytes: the kernel writes pad[0], out of bounds with none (the
+        // 2026-12-05 H200 run stopped there with an illegal memory access).
+        const int smem = cap ? std::min(smem_sm / cap - 1024, smem_optin) : 16;
         int occ = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, where_chained, threads, smem));
         for (int blocks : {100, 128, 192, 224, 264, 384, 448, 512}) {
