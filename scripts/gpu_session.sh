@@ -61,6 +61,10 @@
 #              the first 16 shapes of --preset families, then the whole preset (the other 9),
 #              timed, into another fresh cache; bench --preset families on it (tuned, untuned
 #              default, cuBLAS; $OUT/bench_families.json and .txt) and scripts/sweep_summary.py
+#
+# The device tool brings back at most 8 files of its $OUT: point OUT at a folder outside it and
+# tar that folder into the tool's $OUT after this script returns (README, "Running on a GPU
+# machine"), which also keeps what a step cut by `timeout` left.
 set -u
 B=${BUILD:-build}
 OUT=${OUT:-gpu-out}
