@@ -397,6 +397,11 @@ KernelConfig misaligned_variant(const KernelConfig& c, int width) {
   KernelConfig al = with_vec_bytes(c, 8);  // tensor cores: the CUDA-core kernel of the same m tile
   al.vec_bytes = 16;
   al.aligned_body = true;
+  // A register cap was fitted to the plain kernel's count (cuda_core_capped_twin), and al takes
+  // none: kept, it made al invalid and the variant fell back to 2-byte loads (H200: 11008x4096's
+  // t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_rc56 lent to 11008x4095 ran as v2 at 41.8 us, 0.95x cuBLAS,
+  // where the shape's al configs ran 24.9-25.1).
+  al.reg_cap = 0;
   // The aligned body keeps 32 accumulators whatever the dtype (why_invalid_weights): an fp32
   // config with 4 rows per warp at m tile 16 runs it with 2.
   while (al.rows_per_warp > 1 && al.rows_per_warp * al.m_tile > kMaxAccumulators16) al.rows_per_warp /= 2;
@@ -417,6 +422,7 @@ KernelConfig with_vec_bytes(KernelConfig c, int width) {
     c.rows_per_warp = 1;
     c.unroll = 4;
     c.tile_rows = 16;  // the tensor-core tile's knob: none on CUDA cores
+    c.reg_cap = 0;     // the tensor cores' rc budgets their fragments, not this kernel's registers
   }
   return c;
 }

@@ -125,6 +125,11 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     // Another shape's aligned-body (al) config suits only rows that need it: on 16-byte aligned
     // rows it pays for heads, tails and shifted x windows it has no use for (H200, bf16
     // 4608x3584 given 4096x4093's al winner: 12.35 us, 0.88x cuBLAS; its own winner 8.94 us).
+    // Conversely, rows that are not 16-byte aligned (dense weights, ld = K) borrow only al
+    // configs: a plain config runs there as its al variant (misaligned_variant), a kernel nobody
+    // measured (H200: 11008x4096's t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_rc56 on 11008x4095 ran as
+    // ..._pf_al in 33.2 us, where 4097x4099's al winner and the model's default, run as al,
+    // took 25.1-25.2); without an al entry the model's default runs.
     // The shape's own entries were tried with `usable` before nearest() is asked.
     // Nor one whose L2 prefetch overflows L2 on this shape (prefetch_fits_l2: a pf config tuned
     // on a short K, lent to a long one). Nor a CUDA-core config whose warps' share of a row
@@ -135,7 +140,9 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     const bool aligned_rows = shape.k * static_cast<std::int64_t>(dtype_size(dtype)) % 16 == 0;
     const auto suits = [&](const std::string& config) {
       const std::optional<KernelConfig> c = usable_config(config, dtype, shape, batch, weights);
-      return c.has_value() && !(aligned_rows && c->aligned_body) && prefetch_fits_l2(*c, dtype, shape, model) &&
+      const bool body_suits = aligned_rows ? !c.has_value() || !c->aligned_body
+                                           : is_quantized(weights) || (c.has_value() && c->aligned_body);
+      return c.has_value() && body_suits && prefetch_fits_l2(*c, dtype, shape, model) &&
              !estimate(*c, dtype, shape, model, weights).short_trip;
     };
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;

@@ -84,6 +84,14 @@ TEST(AlignedBody, MisalignedOperandsRunTheAlignedBodyVariant) {
   const KernelConfig tc = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8");
   EXPECT_EQ(misaligned_variant(tc, 16), tc);
   EXPECT_EQ(to_string(misaligned_variant(tc, 2)), "t256_r1_kw4_v16_u4_sk2_cs_pdl_al_m8");
+  // A register-capped config's variant is al without the cap (al takes none), not 2-byte loads;
+  // a tensor-core cap does not pass to the CUDA-core kernel either.
+  const KernelConfig capped = parse_config("t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_rc56");
+  for (int width : {8, 4, 2})
+    EXPECT_EQ(to_string(misaligned_variant(capped, width)), "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_al");
+  const KernelConfig tc_capped = parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc_m16");
+  EXPECT_EQ(to_string(misaligned_variant(tc_capped, 2)), "t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m16");
+  EXPECT_EQ(with_vec_bytes(tc_capped, 4).reg_cap, 0);
   // A narrower config narrows further, as before.
   const KernelConfig v8 = parse_config("t128_r1_kw1_v8_u2_sk1_cs");
   EXPECT_EQ(to_string(misaligned_variant(v8, 4)), "t128_r1_kw1_v4_u2_sk1_cs");
@@ -94,6 +102,16 @@ TEST(AlignedBody, MisalignedOperandsRunTheAlignedBodyVariant) {
   // The variant is valid wherever the config is.
   for (const KernelConfig& c : search_space_for(DType::bf16, {4096, 4096}, 8))
     EXPECT_FALSE(why_invalid_for(misaligned_variant(c, 2), DType::bf16, {4096, 4096}, 8)) << to_string(c);
+  // Every 16-byte config of the space and its capped twins at M = 1 gets al for 2-byte-aligned rows.
+  for (const KernelConfig& c : search_space_for(DType::bf16, {4096, 4096}, 1)) {
+    if (c.family != Family::cuda_core || c.vec_bytes != 16 || c.ring) continue;
+    for (int cap : {0, 56, 80}) {
+      KernelConfig k = c;
+      k.reg_cap = cap;
+      if (why_invalid(k)) continue;
+      EXPECT_TRUE(misaligned_variant(k, 2).aligned_body) << to_string(k);
+    }
+  }
 }
 
 namespace {

@@ -304,6 +304,26 @@ TEST_F(ResolveTest, NearestLendsAlignedBodyConfigsOnlyToMisalignedRows) {
   EXPECT_EQ(resolve_config(&cache, kH200, {4608, 3584}, DType::bf16).source, ConfigSource::exact);
 }
 
+// Misaligned rows borrow only al configs: a plain (here register-capped) config of an aligned
+// shape would run as an al variant nobody timed (H200: 33.2 us on 11008x4095 against 25.2 for
+// the model's default, run as al). With no al entry the model's default runs.
+TEST_F(ResolveTest, MisalignedRowsBorrowOnlyAlignedBodyConfigs) {
+  cache.store(record(kH200, {11008, 4096}, "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_rc56"));
+  const Resolved alone = resolve_config(&cache, kH200, {11008, 4095}, DType::bf16);
+  EXPECT_EQ(alone.source, ConfigSource::model_default) << alone.source_text;
+  EXPECT_EQ(alone.config, default_config(DType::bf16, {11008, 4095}, params(kH200)));
+  EXPECT_TRUE(misaligned_variant(alone.config, 2).aligned_body) << to_string(alone.config);
+  // An aligned shape still borrows the plain config.
+  EXPECT_EQ(resolve_config(&cache, kH200, {11008, 4088}, DType::bf16).source_text, "nearest 11008x4096");
+  cache.store(record(kH200, {4097, 4099}, "t128_r1_kw1_v16_u4_sk1_cs_pdl_al"));
+  const Resolved lent = resolve_config(&cache, kH200, {11008, 4095}, DType::bf16);
+  EXPECT_EQ(lent.source_text, "nearest 4097x4099");
+  EXPECT_EQ(to_string(lent.config), "t128_r1_kw1_v16_u4_sk1_cs_pdl_al");
+  // fp32 rows of K = 4093 elements are misaligned too; quantized weights have no al and keep
+  // borrowing as before (tested with the formats below).
+  EXPECT_EQ(resolve_config(&cache, kH200, {11008, 4093}, DType::f32).source, ConfigSource::model_default);
+}
+
 // A pf config (L2 prefetch of each warp's whole K slice) is lent only where the prefetch fits in
 // L2: tuned on 4096x4096 (4 KB per warp), not lent to 4096x14336 (14 KB per warp: every warp
 // slot of the H200 would ask for 117 MB), where it measured 0.85x cuBLAS.
