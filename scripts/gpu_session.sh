@@ -57,6 +57,10 @@
 #              rounds: the configs round 1 ran with fewer registers and a few near a step, on
 #              the preset's six M = 1 shapes below lm_head; scripts/spread_summary.py --pair
 #              capped's table in $OUT/captwins.md, CSVs in $OUT/captwins_*.csv
+#   batchtwins the CUDA-core configs at M = 2, 4, 8 (bench/probes/batch_twins/mM.txt: each
+#              valid t64-t256 config, its register-capped twin where explain offers one, and
+#              three tensor-core controls) on 6144x4096 and 14336x4096, two rounds; the capped
+#              pairs' table in $OUT/batchtwins.md (M in $TWIN_BATCHES, default "2 4 8")
 #   familysweep issue 14's sweep: `tune --shape 256x2048` (1 MiB) alone into a fresh cache, timed;
 #              the first 16 shapes of --preset families, then the whole preset (the other 9),
 #              timed, into another fresh cache; bench --preset families on it (tuned, untuned
@@ -232,6 +236,14 @@ for step in "$@"; do
       GEMVTUNE_SWEEP_SPREAD=1 GEMVTUNE_SWEEP_CONFIGS=tc_t448_r1_kw1_v16_u1_sk1_cs_pdl,tc_t480_r1_kw1_v16_u1_sk1_cs_pdl,tc_t224_r1_kw1_v16_u1_sk1_cs_pdl,tc_t512_r1_kw1_v16_u1_sk1_cs_pdl,tc_t256_r1_kw1_v16_u1_sk1_cs_pdl \
         "$SW" "$OUT/spread_int4_twins.csv" bf16:int4g128 28672x4096 | tail -12
       python3 scripts/spread_summary.py "$OUT"/spread_*.csv | tee "$OUT/spread.md" ;;
+    batchtwins)
+      for m in ${TWIN_BATCHES:-2 4 8}; do
+        for round in 1 2; do
+          GEMVTUNE_SWEEP_CONFIGS=$(paste -sd, bench/probes/batch_twins/m$m.txt) "$B/bench/gemvtune-sweep" \
+            "$OUT/batchtwins_m${m}_$round.csv" bf16 ${m}x6144x4096 ${m}x14336x4096 | grep -v "^SKIPPED" | tail -4
+        done
+      done
+      python3 scripts/spread_summary.py --pair capped "$OUT"/batchtwins_*.csv | tee "$OUT/batchtwins.md" ;;
     captwins)
       logged test_captwins.log "gemvtune\]|PASSED|FAILED|Failure|SKIPPED" 12 \
         "$B/tests/test_gemv_batch_gpu" --gtest_filter='BatchGpuTwins.CudaCoreCappedTwins*'
