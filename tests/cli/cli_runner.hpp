@@ -17,6 +17,9 @@
 
 namespace gemvtune::cli_test {
 
+// The H200's GPU key as `list` and `--gpu` spell it: the key the CLI tests' caches are filed under.
+inline constexpr const char* kH200Key = "NVIDIA H200/132sm/cc9.0";
+
 struct CliResult {
   int status = -1;  // exit status, or 128 + signal
   std::string out, err;

@@ -16,7 +16,6 @@ using cache_test::TempDir;
 using Json = nlohmann::json;
 
 namespace {
-const char* const kH200Key = "NVIDIA H200/132sm/cc9.0";
 
 struct Cli : ::testing::Test {
   TempDir dir;

@@ -20,7 +20,6 @@ using namespace gemvtune::cli_test;
 using Json = nlohmann::json;
 
 namespace {
-const char* const kH200Key = "NVIDIA H200/132sm/cc9.0";
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
