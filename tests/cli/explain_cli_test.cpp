@@ -21,8 +21,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // explain measures only on the GPU --gpu names; on any other (an H100 here) it says why not.
 bool gpu_is_the_named_one() {
   return jit::driver_available() && jit::read_gpu_info(0).id.key() == kH200Key;
