@@ -57,6 +57,15 @@ std::optional<KernelConfig> usable_config(const std::string& text, DType dtype, 
 // (tests/tuner/defaults_test.cpp, Defaults.BorrowedConfigsOnTheRecordedSweeps) and bench's
 // "untuned" rows (bench/results/h200.md).
 constexpr double kBorrowSlack = 1.2;
+// What a block costs beyond its bytes (launch, prologue, x loads, epilogue), in us per block an
+// SM runs, which the model's estimate leaves out: set against the model, the families' measured
+// candidates ran 20-30% slower than predicted where a block streams under 4 KB and 4-13% under
+// 8 KB, relative to each shape's median, and a term of 0.02-0.05 us per block an SM fitted them
+// best (H100 and H200 caches of 2026-12-05). Borrowing alone counts it, where a lent config's
+// block may carry a fraction of the bytes it did: 9216x3072's t64_r1_kw2_v16_u2_pf (9216 blocks
+// of 6 KB) lent to 8192x1024 made 8192 blocks of 2 KB and ran 10.9 us on an H100, 0.75x cuBLAS,
+// where the model's default took 6.9 (bench/results/h200.md, 2026-12-05 15:59 UTC).
+constexpr double kBlockUs = 0.03;
 constexpr std::int64_t kMinWarpK = 256;
 
 bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& shape, int batch, WeightFormat weights,
@@ -96,7 +105,12 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   if (out.config.split_k != lent.split_k)
     out.source_text += " with split-K " + std::to_string(out.config.split_k) + " (was " + std::to_string(lent.split_k) + ")";
   const KernelConfig own = default_config(dtype, shape, model, batch, weights);
-  const double own_us = estimate(own, dtype, shape, model, weights).time_us;
+  // The lent config is charged for the blocks it runs beyond the default's only: added to both,
+  // the term would draw near-equal grids closer to a tie and flip calls it has no evidence on.
+  const ModelEstimate own_estimate = estimate(own, dtype, shape, model, weights);
+  const double own_us = own_estimate.time_us;
+  const double extra_blocks = estimate(out.config, dtype, shape, model, weights).blocks - own_estimate.blocks;
+  if (extra_blocks > 0) best += kBlockUs * extra_blocks / model.sm_count;
   const bool same_kind = own.family == lent.family && own.ring == lent.ring && own.lanes_per_row == lent.lanes_per_row &&
                          own.aligned_body == lent.aligned_body;
   if (!same_kind || (!wave_broken && best <= kBorrowSlack * own_us)) return true;

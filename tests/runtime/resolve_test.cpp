@@ -441,6 +441,21 @@ TEST_F(ResolveTest, BorrowedConfigWithABrokenWaveOrFarSlowerGivesItsKindsDefault
   EXPECT_EQ(to_string(r.config), "t64_r8_kw2_v16_u1_sk1_cs_pdl");
 }
 
+// A lent config charged for the blocks it runs beyond the default's (kBlockUs): 9216x3072's
+// t64_r1_kw2_v16_u2_pf makes 8192 blocks of 2 KB on 8192x1024 where the default makes 1024; on an
+// H100 it ran 10.9 us there (0.75x cuBLAS), the default 6.9. On 9216x3072's own neighbour with the
+// same K it still lends, and an equal grid is not charged at all (the int4 test below).
+TEST_F(ResolveTest, BorrowedConfigIsChargedForItsExtraBlocks) {
+  cache.store(record(kH200, {9216, 3072}, "t64_r1_kw2_v16_u2_sk1_cs_pdl_pf"));
+  const Resolved small_k = resolve_config(&cache, kH200, {8192, 1024}, DType::bf16);
+  EXPECT_EQ(small_k.source, ConfigSource::model_default) << small_k.source_text;
+  EXPECT_NE(small_k.source_text.find("the config of nearest 9216x3072 predicted"), std::string::npos)
+      << small_k.source_text;
+  EXPECT_EQ(small_k.config, default_config(DType::bf16, {8192, 1024}, params(kH200)));
+  const Resolved same_k = resolve_config(&cache, kH200, {10240, 3072}, DType::bf16);
+  EXPECT_EQ(same_k.source_text, "nearest 9216x3072");
+}
+
 // int4 weights at M = 1: the lent config runs as stored (the model ranks int4 kernels worst there).
 TEST_F(ResolveTest, BorrowedInt4ConfigRunsAsStoredAtBatchOne) {
   cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_ring", 1));
