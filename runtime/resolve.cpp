@@ -79,7 +79,7 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   const KernelConfig lent = out.config;
   const double waves_there = estimate(lent, dtype, from, model, weights).waves;
   const ModelEstimate here = estimate(lent, dtype, shape, model, weights);
-  double best = here.time_us;
+  ModelEstimate chosen = here;  // out.config's estimate here
   bool wave_broken = false;  // it ran within one wave there; here every split leaves a partial one
   if (std::abs(here.waves / waves_there - 1.0) > 0.1) {
     bool first = true;
@@ -94,7 +94,7 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
       if (split != lent.split_k && shape.k / (static_cast<std::int64_t>(c.k_warps) * split) < kMinWarpK) continue;
       const ModelEstimate e = estimate(c, dtype, shape, model, weights);
       if (waves_there <= 1 && e.waves > 1) continue;
-      if (first || e.time_us < best) best = e.time_us, out.config = c, first = false;
+      if (first || e.time_us < chosen.time_us) chosen = e, out.config = c, first = false;
     }
     // No split keeps one wave: broken where the last wave is mostly empty (1.45 waves above);
     // a grid of nearly two whole waves (a shape of twice the rows) streams as well as one, and
@@ -109,8 +109,8 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   // the term would draw near-equal grids closer to a tie and flip calls it has no evidence on.
   const ModelEstimate own_estimate = estimate(own, dtype, shape, model, weights);
   const double own_us = own_estimate.time_us;
-  const double extra_blocks = estimate(out.config, dtype, shape, model, weights).blocks - own_estimate.blocks;
-  if (extra_blocks > 0) best += kBlockUs * extra_blocks / model.sm_count;
+  const double extra_blocks = chosen.blocks - own_estimate.blocks;
+  const double best = chosen.time_us + (extra_blocks > 0 ? kBlockUs * extra_blocks / model.sm_count : 0.0);
   const bool same_kind = own.family == lent.family && own.ring == lent.ring && own.lanes_per_row == lent.lanes_per_row &&
                          own.aligned_body == lent.aligned_body;
   if (!same_kind || (!wave_broken && best <= kBorrowSlack * own_us)) return true;
@@ -154,9 +154,9 @@ Resolved resolve_config(const TuningCache* cache, const GpuIdentity& gpu, const 
     const bool aligned_rows = shape.k * static_cast<std::int64_t>(dtype_size(dtype)) % 16 == 0;
     const auto suits = [&](const std::string& config) {
       const std::optional<KernelConfig> c = usable_config(config, dtype, shape, batch, weights);
-      const bool body_suits = aligned_rows ? !c.has_value() || !c->aligned_body
-                                           : is_quantized(weights) || (c.has_value() && c->aligned_body);
-      return c.has_value() && body_suits && prefetch_fits_l2(*c, dtype, shape, model) &&
+      if (!c) return false;
+      const bool body_suits = aligned_rows ? !c->aligned_body : is_quantized(weights) || c->aligned_body;
+      return body_suits && prefetch_fits_l2(*c, dtype, shape, model) &&
              !estimate(*c, dtype, shape, model, weights).short_trip;
     };
     if (auto peak = cache->peak(gpu)) model.read_ceiling_gbps = peak->gbps;
