@@ -65,6 +65,9 @@
 #              the first 16 shapes of --preset families, then the whole preset (the other 9),
 #              timed, into another fresh cache; bench --preset families on it (tuned, untuned
 #              default, cuBLAS; $OUT/bench_families.json and .txt) and scripts/sweep_summary.py
+#   tinytune   issue 14's 3 s bar: each of $TINY_SHAPES (default five shapes of 1 MB and less)
+#              tuned alone by a fresh process into a fresh cache, $TINY_ROUNDS rounds (default
+#              2), wall time and phases; then bench of them against cuBLAS ($OUT/tiny_*.txt)
 #
 # The device tool brings back at most 8 files of its $OUT: point OUT at a folder outside it and
 # tar that folder into the tool's $OUT after this script returns (README, "Running on a GPU
@@ -220,6 +223,19 @@ for step in "$@"; do
       "$G" bench --preset families --db "$FAM_DB" --json > "$OUT/bench_families.json" 2> "$OUT/bench_families.txt"
       echo "bench exit $?"; grep -E "^gemvtune bench|geometric|not tuned" "$OUT/bench_families.txt"
       python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
+    tinytune)
+      TINY_DB="$OUT/cache_tiny.sqlite"; rm -f "$TINY_DB"*
+      for round in $(seq "${TINY_ROUNDS:-2}"); do
+        for shape in ${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}; do
+          rm -f "$OUT/tiny.sqlite"*
+          /usr/bin/time -f "tune $shape alone (round $round), empty cache: wall time %e s" \
+            "$G" tune --shape "$shape" --db "$OUT/tiny.sqlite" > "$OUT/tiny_${shape}_$round.txt" 2>&1
+          grep -E "^time in the jobs|wall time|measured in" "$OUT/tiny_${shape}_$round.txt"
+        done
+      done
+      # bench tunes them on the spot into its own fresh cache
+      "$G" bench $(printf -- '--shape %s ' ${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}) \
+        --db "$TINY_DB" 2>&1 | tee "$OUT/tiny_bench.txt" | tail -25 ;;
     placement)
       nvcc -O3 -arch=sm_90 -o "$OUT/block_placement" bench/probes/block_placement.cu && \
         "$OUT/block_placement" 2>&1 | tee "$OUT/placement.txt"

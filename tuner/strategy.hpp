@@ -28,11 +28,12 @@ struct StrategyOptions {
   double initial_fraction = 0.08;  // model: share of the space measured in the first round
   double budget_fraction = 0.15;   // model: hard cap on the share of the space measured
   bool quantized = false;          // model: the first round keeps few and many rows per warp
+  bool capped_twins = true;        // the tuner: register-capped twins after the strategy
 };
 
 // The options for a space of space_size configs and a problem of bytes_per_call: the defaults,
-// with the first round and budget capped in configs for a problem of at most a few MB, and
-// `quantized` for quantized weights.
+// with the first round and budget capped in configs for a problem of at most a few MB (fewer,
+// and no capped twins, for one of about 1 MB), and `quantized` for quantized weights.
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized = false);
 
 // The configs of `space` worth compiling for a problem of dtype t and shape s, bytes_per_call in

@@ -136,18 +136,28 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
 // The model strategy's shares of the space. A small problem (a few MB per call) runs for a few
 // microseconds, mostly launch and latency, so its candidates differ less and each costs far
 // more to compile (about 20 ms of a 16-core machine) than to time (about 6 ms): its first round
-// and budget are capped in configs, which keeps a 1 MB shape's tune to about 50 NVRTC compiles
-// instead of a few hundred (5.3 s on the H200 machine, issue 14's bar is 3 s). Fewer than 48 in
-// the first round lost up to 6% on the recorded small-shape sweeps (docs/tuning.md, "Tune time").
-constexpr double kSmallProblemBytes = 4e6;
-constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80;
+// and budget are capped in configs, which keeps a 4 MB shape's tune to about 80 NVRTC compiles
+// instead of a few hundred. A tiny one (1 MB and less) is capped further: 256x2048 waited 1.8 of
+// its 3.04 s for 64 compiles as a fresh H200 machine's first tune (issue 14's bar is 3 s).
+// Replayed on the recorded sweeps of eight such shapes (h200_bf16_small.csv, the space the tuner
+// compiles there), 48 and 80 find every best; 32 and 48 measure 30% fewer and find the best but
+// on 384x1000 (1.015x) and 1024x512 (1.001x); 24 and 32 lose 6% (512x1024, 1024x512), and a
+// budget of 32 after a first round of 32 loses 11% (1024x512): the walk needs its rounds.
+// Nor does a tiny shape measure register-capped twins: they were 7 of those 64 compiles, and in
+// the tunes of s43's families sweeps (six tiny shapes on the H200 and the H100, and 256x2048
+// alone) the fastest twin was slower than the fastest uncapped candidate on 12 of 13 and 0.7%
+// faster on one (128x896, H100, 1.14 us).
+constexpr double kSmallProblemBytes = 4e6, kTinyProblemBytes = 1.5e6;
+constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80, kTinyFirstRound = 32, kTinyBudget = 48;
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized) {
   StrategyOptions o;
   o.quantized = quantized;
   if (bytes_per_call > kSmallProblemBytes || space_size == 0) return o;
+  const bool tiny = bytes_per_call <= kTinyProblemBytes;
+  o.capped_twins = !tiny;
   const double n = static_cast<double>(space_size);
-  o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(kSmallFirstRound) / n);
-  o.budget_fraction = std::min(o.budget_fraction, static_cast<double>(kSmallBudget) / n);
+  o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(tiny ? kTinyFirstRound : kSmallFirstRound) / n);
+  o.budget_fraction = std::min(o.budget_fraction, static_cast<double>(tiny ? kTinyBudget : kSmallBudget) / n);
   return o;
 }
 

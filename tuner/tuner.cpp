@@ -368,7 +368,8 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     // of the jobs behind, compile while the GPU times the rest of this job.
     so_far.insert(so_far.end(), out.begin(), out.end());
     std::vector<KernelConfig> twins = leading_twins(s, so_far);
-    for (const KernelConfig& t : cuda_core_twins(s, so_far)) twins.push_back(t);  // likewise
+    if (strategy_options.capped_twins)
+      for (const KernelConfig& t : cuda_core_twins(s, so_far)) twins.push_back(t);  // likewise
     if (twins != prefetched) {
       for (const KernelConfig& t : twins) pool.request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
       prefetched = std::move(twins);
@@ -393,7 +394,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
   // (quantized weights on tensor cores at m tile > 1): whether a cap pays depends on what ptxas
   // makes of each kernel; at 16x28672x4096 fp8 the capped twin of a candidate that ran 46.0 us
   // won at 34.0, where the uncapped best ran 37.0 (H200).
-  if (found.best) measure_more(capped_twins_to_measure(s, found.measured));
+  if (found.best && strategy_options.capped_twins) measure_more(capped_twins_to_measure(s, found.measured));
   return found;
 }
 

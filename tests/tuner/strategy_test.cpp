@@ -60,15 +60,18 @@ TEST(Strategy, SpaceIsLargeEnoughForTheBudgetsToMatter) {
 }
 
 // Small problems get a first round and budget capped in configs (compiles dominate their
-// tune); larger ones keep the shares.
+// tune), tiny ones (1 MB) fewer still; larger ones keep the shares.
 TEST(Strategy, SmallProblemsMeasureAFixedNumberOfConfigs) {
   const StrategyOptions big = strategy_options_for(2592, 33.6e6);
   EXPECT_EQ(model_initial_count(2592, big), model_initial_count(2592));
   EXPECT_EQ(model_budget(2592, big), model_budget(2592));
-  const StrategyOptions small = strategy_options_for(2592, 1.05e6);  // 256x2048 bf16
+  const StrategyOptions small = strategy_options_for(2592, 2.1e6);  // 512x2048 bf16
   EXPECT_EQ(model_initial_count(2592, small), 48u);
   EXPECT_EQ(model_budget(2592, small), 80u);
   EXPECT_LT(model_budget(2592, small), model_budget(2592));
+  const StrategyOptions tiny = strategy_options_for(2592, 1.05e6);  // 256x2048 bf16
+  EXPECT_EQ(model_initial_count(2592, tiny), 32u);
+  EXPECT_EQ(model_budget(2592, tiny), 48u);
   // A small space keeps its shares where they are already below the caps.
   const StrategyOptions tiny_space = strategy_options_for(300, 1e5);
   EXPECT_EQ(model_initial_count(300, tiny_space), model_initial_count(300));
