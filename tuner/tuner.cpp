@@ -500,21 +500,30 @@ AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>
   return a;
 }
 
-void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
-  if (options.strategy != Strategy::model) return;
-  Impl& m = *impl_;
+namespace {
+// The model strategy's first round of job on a GPU of `model`, for operands as the tuner makes
+// them (runnable_space of fresh allocations), or nothing where the job cannot run (tune()
+// meets the same problem and reports it).
+std::vector<KernelConfig> first_round_of(const TuneJob& job, const GpuModelParams& model) {
   try {
-    GpuModelParams model;
-    model.sm_count = m.ctx.info().id.sm_count;
-    if (const auto ceiling = m.known_ceiling()) model.read_ceiling_gbps = *ceiling;
     const double bytes = problem_bytes(job.dtype, job.shape, job.batch, job.weights);
     const std::vector<KernelConfig> ranked = rank_by_model(
         worth_compiling(runnable_space(job.dtype, job.shape, job.batch, job.weights), job.dtype, job.shape, bytes, model),
         job.dtype, job.shape, model, job.weights);
-    for (const KernelConfig& c : first_round(ranked, bytes, job.weights)) m.ahead.push_back({c, job.dtype, job.weights});
+    return first_round(ranked, bytes, job.weights);
   } catch (const std::exception&) {
-    // tune() meets the same problem and reports it.
+    return {};
   }
+}
+}  // namespace
+
+void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
+  if (options.strategy != Strategy::model) return;
+  Impl& m = *impl_;
+  GpuModelParams model;
+  model.sm_count = m.ctx.info().id.sm_count;
+  if (const auto ceiling = m.known_ceiling()) model.read_ceiling_gbps = *ceiling;
+  for (const KernelConfig& c : first_round_of(job, model)) m.ahead.push_back({c, job.dtype, job.weights});
 }
 
 // A function-try-block: a CUDA error met outside a candidate (the job's set-up, the read
@@ -533,13 +542,16 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   GpuModelParams model;
   model.sm_count = info.id.sm_count;
   // The read ceiling is stored in the cache or measured by the first tune into it (a few
-  // tenths of a second: an NVRTC compile and 80 reads of 4 GiB). While the GPU measures it, the
-  // pool compiles the first round of a ranking made with the model's default ceiling; the
-  // search then ranks with the measured one, and the pool compiles each kernel once, so only
-  // configs the two rankings do not share cost an extra compile. A small shape's tune is
-  // compile-bound (docs/tuning.md, "Tune time"), so this hides the measurement.
+  // tenths of a second: an NVRTC compile and 80 reads of 4 GiB). The pool compiles the first
+  // round (ranked with the model's default ceiling where none is known yet) while the problem is
+  // set up and the ceiling measured; the search then ranks with the measured one, and the pool
+  // compiles each kernel once, so only configs the two rankings do not share cost an extra
+  // compile. A small shape's tune is compile-bound (docs/tuning.md, "Tune time"), so this hides
+  // the set-up.
   const bool ceiling_known = m.known_ceiling().has_value();
   if (ceiling_known) model.read_ceiling_gbps = *m.ceiling;
+  if (options.strategy == Strategy::model)
+    for (const KernelConfig& c : first_round_of(job, model)) m.pool.request(c, job.dtype, info.arch, job.weights);
   const auto setup_started = Clock::now();
   const auto problem = [&] {
     if (m.last_problem && m.last_problem->same_weights(job.dtype, job.shape, job.shape.k, options.seed,
@@ -558,16 +570,11 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   s.phases.setup = std::chrono::duration<double>(Clock::now() - setup_started).count();
 
   const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), job.dtype, job.shape, s.problem.bytes_per_call(), model);
-  std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   if (!ceiling_known) {
-    for (const KernelConfig& c : first_round(ranked, s.problem.bytes_per_call(), job.weights))
-      m.pool.request(c, job.dtype, info.arch, job.weights);
-    {
-      PhaseTimer timer(s.phases.setup);
-      model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
-    }
-    ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
+    PhaseTimer timer(s.phases.setup);
+    model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
   }
+  const std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);
   const StrategyResult found = m.search(s, ranked, options, on_progress);
   if (!found.best) throw nothing_passed(job, s.results);
   ShapeResult out;
