@@ -133,7 +133,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double resident_per_sm = std::min(blocks_per_sm, per_sm);
   const double in_flight_per_sm = std::max(1.0, resident_per_sm) * c.warps() * warp_bytes;
   const double sm_share = gpu.read_ceiling_gbps * 1e9 / sms;
-  const double latency_ns = dense_tc ? gpu.dense_tc_latency_ns : gpu.latency_ns;
+  // A GPU with a lower ceiling (the H100's 3.1 TB/s) needs about the H200's bytes in flight:
+  // GpuModelParams::latency_ceiling_gbps. The data: sets of the H100's and the H200's measured
+  // candidates of --preset families (bench/results/h200.md, "Session of 2026-12-05 17:36 UTC").
+  const double slow_memory = std::clamp(gpu.latency_ceiling_gbps / gpu.read_ceiling_gbps, 1.0, 1.5);
+  const double latency_ns = (dense_tc ? gpu.dense_tc_latency_ns : gpu.latency_ns) * slow_memory;
   const double sm_bw = std::min(sm_share, in_flight_per_sm / (latency_ns * 1e-9));
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);

@@ -24,6 +24,13 @@ struct GpuModelParams {
   // (tuner/model.cpp, fitted on the whole-space sweep of 4852aee).
   double dense_tc_latency_ns = 1000;
   double dense_tc_unroll_cost = 0.025;  // of the stream, per halving of the unroll below 4
+  // Below this read ceiling both latencies above grow by latency_ceiling_gbps / ceiling (at
+  // most 1.5x): a GPU with slower memory is taken to need about the bytes in flight the H200
+  // needs, not fewer in proportion. Fitted to none of the H200's data (whose ceilings measure
+  // 4539-4661 GB/s, so nothing there changes): on the H100 (3132 GB/s) the model's defaults at
+  // 800 ns ran 1.17-1.26x the best measured config on six of 18 families shapes (9216x3072 0.93x
+  // cuBLAS untuned), and at 1000-1200 ns 1.01-1.11x, no shape worse (tuner/model.cpp).
+  double latency_ceiling_gbps = 4400;
   double launch_us = 2.8;            // launch + ramp + drain of one kernel in a graph (2.2 before the fit)
   double pdl_launch_us = 1.2;        // the same when it overlaps the previous kernel (PDL; 0.8 before)
   int max_threads_per_sm = 2048;

@@ -537,3 +537,65 @@ TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
     }
   }
 }
+
+namespace {
+// The model's default for each M = 1 bf16 shape of a recorded families tune (the candidates the
+// tuner measured), at `ceiling`: its measured time over the best measured, for the shapes whose
+// default was measured. Returns the geometric mean and fills `worst`.
+double families_defaults_over_best(const std::string& csv, double ceiling, const GpuModelParams& base, double& worst,
+                                   int& shapes) {
+  std::map<std::string, std::map<std::string, double>> times;
+  for (const recorded::SweepRow& r : recorded::read_sweep_rows(csv)) times[r.shape][r.config] = r.us;
+  double log_sum = 0;
+  worst = 0;
+  shapes = 0;
+  for (const auto& [shape_text, t] : times) {
+    const Shape shape = parse_shape(shape_text);
+    if (2.0 * static_cast<double>(shape.n) * shape.k < 4e6) continue;  // launch-bound: the launch terms decide
+    GpuModelParams gpu = base;
+    gpu.read_ceiling_gbps = ceiling;
+    const auto it = t.find(to_string(default_config(DType::bf16, shape, gpu)));
+    if (it == t.end()) continue;
+    double best = it->second;
+    for (const auto& [config, us] : t) best = std::min(best, us);
+    log_sum += std::log(it->second / best);
+    worst = std::max(worst, it->second / best);
+    ++shapes;
+  }
+  return std::exp(log_sum / std::max(1, shapes));
+}
+}  // namespace
+
+// Little's law below the H200's ceiling (GpuModelParams::latency_ceiling_gbps): the candidates
+// of `--preset families` tuned on an H100 (sweeps/h100_families_candidates_cef822e.csv, read
+// ceiling 3132 GB/s in that lease) and on an H200 (h200_families_candidates_01a2caf.csv, 4661
+// GB/s). With the latencies scaled, the H100's defaults come nearer the best measured (9216x3072:
+// 1.256x -> 1.057x, which ran 0.93x cuBLAS untuned), and the H200's do not change.
+TEST(Defaults, SlowerMemoryNeedsTheH200sBytesInFlight) {
+  const std::string h100 = kResults + "sweeps/h100_families_candidates_cef822e.csv";
+  const std::string h200 = kResults + "sweeps/h200_families_candidates_01a2caf.csv";
+  GpuModelParams unscaled;
+  unscaled.latency_ceiling_gbps = 0;
+  double worst = 0, worst_unscaled = 0;
+  int shapes = 0, shapes_unscaled = 0;
+  const double scaled = families_defaults_over_best(h100, 3132, {}, worst, shapes);
+  const double plain = families_defaults_over_best(h100, 3132, unscaled, worst_unscaled, shapes_unscaled);
+  std::printf("H100 defaults over the best measured: %.3f (worst %.3f, %d shapes); unscaled %.3f (worst %.3f, %d)\n",
+              scaled, worst, shapes, plain, worst_unscaled, shapes_unscaled);
+  EXPECT_GE(shapes, 15);
+  EXPECT_LT(scaled, plain - 0.04);
+  EXPECT_LE(worst, 1.20);
+  for (const double ceiling : {4539.0, 4661.0}) {
+    const double h200_scaled = families_defaults_over_best(h200, ceiling, {}, worst, shapes);
+    EXPECT_EQ(h200_scaled, families_defaults_over_best(h200, ceiling, unscaled, worst_unscaled, shapes_unscaled));
+  }
+  // The scale: 4400 / 3132 at 3132 GB/s, none at the H200's, at most 1.5x.
+  KernelConfig c = parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl");
+  GpuModelParams gpu;
+  gpu.read_ceiling_gbps = 3132;
+  EXPECT_NEAR(estimate(c, DType::bf16, {8192, 4096}, gpu).latency_ns, 800 * 4400 / 3132.0, 1e-6);
+  gpu.read_ceiling_gbps = 4539;
+  EXPECT_DOUBLE_EQ(estimate(c, DType::bf16, {8192, 4096}, gpu).latency_ns, 800);
+  gpu.read_ceiling_gbps = 1000;
+  EXPECT_DOUBLE_EQ(estimate(c, DType::bf16, {8192, 4096}, gpu).latency_ns, 1200);
+}
