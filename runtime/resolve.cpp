@@ -8,6 +8,7 @@
 #include "gemvtune/model.hpp"
 #include "gemvtune/resolve.hpp"
 #include "gemvtune/search_space.hpp"
+#include "gemvtune/weights.hpp"
 #include "gemvtune/tuner.hpp"  // key_of: the one place a cache key is assembled
 
 namespace gemvtune {
@@ -66,6 +67,11 @@ constexpr double kBorrowSlack = 1.2;
 // of 6 KB) lent to 8192x1024 made 8192 blocks of 2 KB and ran 10.9 us on an H100, 0.75x cuBLAS,
 // where the model's default took 6.9 (bench/results/h200.md, 2026-12-05 15:59 UTC).
 constexpr double kBlockUs = 0.03;
+// Only blocks that stream less than this are charged: above it the same candidates ran within a
+// few percent of the model, and on an H100 14336x3584 declined 11008x4096's
+// t128_r1_kw4_v16_u2_pf (14336 blocks of 7 KB, 1.13x cuBLAS untuned at cef822e) for a default
+// of 0.96x once the default's grid had a quarter of the blocks (7a0f226).
+constexpr double kChargedBlockBytes = 4096;
 constexpr std::int64_t kMinWarpK = 256;
 
 bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& shape, int batch, WeightFormat weights,
@@ -110,7 +116,10 @@ bool adapt_borrowed(Resolved& out, const Shape& from, DType dtype, const Shape& 
   const ModelEstimate own_estimate = estimate(own, dtype, shape, model, weights);
   const double own_us = own_estimate.time_us;
   const double extra_blocks = chosen.blocks - own_estimate.blocks;
-  const double best = chosen.time_us + (extra_blocks > 0 ? kBlockUs * extra_blocks / model.sm_count : 0.0);
+  const double block_bytes = static_cast<double>(weight_bytes(weights, dtype, shape.n, shape.k).total()) /
+                             chosen.blocks;
+  const bool charged = extra_blocks > 0 && block_bytes < kChargedBlockBytes;
+  const double best = chosen.time_us + (charged ? kBlockUs * extra_blocks / model.sm_count : 0.0);
   const bool same_kind = own.family == lent.family && own.ring == lent.ring && own.lanes_per_row == lent.lanes_per_row &&
                          own.aligned_body == lent.aligned_body;
   if (!same_kind || (!wave_broken && best <= kBorrowSlack * own_us)) return true;

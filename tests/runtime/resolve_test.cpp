@@ -456,6 +456,22 @@ TEST_F(ResolveTest, BorrowedConfigIsChargedForItsExtraBlocks) {
   EXPECT_EQ(same_k.source_text, "nearest 9216x3072");
 }
 
+// Blocks of 4 KB and more are not charged: 11008x4096's t128_r1_kw4_v16_u2_pf makes 14336 blocks
+// of 7 KB on 14336x3584, four times the default's (t256_r2_kw4_v16_u1 on a GPU of 3132 GB/s),
+// and ran 1.13x cuBLAS there on an H100 where the default ran 0.96x.
+TEST_F(ResolveTest, BorrowedConfigsWithBlocksOfFourKiBOrMoreAreNotCharged) {
+  const GpuIdentity h100{"NVIDIA H100 80GB HBM3", 132, 9, 0};
+  PeakRecord peak;
+  peak.gpu = h100;
+  peak.gbps = 3132;
+  peak.bytes = std::int64_t{4} << 30;
+  cache.store_peak(peak);
+  cache.store(record(h100, {11008, 4096}, "t128_r1_kw4_v16_u2_sk1_cs_pdl_pf"));
+  const Resolved r = resolve_config(&cache, h100, {14336, 3584}, DType::bf16);
+  EXPECT_EQ(r.source, ConfigSource::nearest) << r.source_text;
+  EXPECT_EQ(to_string(r.config), "t128_r1_kw4_v16_u2_sk1_cs_pdl_pf");
+}
+
 // int4 weights at M = 1: the lent config runs as stored (the model ranks int4 kernels worst there).
 TEST_F(ResolveTest, BorrowedInt4ConfigRunsAsStoredAtBatchOne) {
   cache.store(weights_record({4096, 4096}, WeightFormat::int4_g128, "tc_t256_r1_kw4_v16_u1_sk1_cs_pdl_ring", 1));
