@@ -156,6 +156,13 @@ struct Tuner::Impl {
   }
 
   std::optional<double> known_ceiling();
+  // The model of this GPU: its SMs, and its read ceiling where known (known_ceiling).
+  GpuModelParams model_params() {
+    GpuModelParams model;
+    model.sm_count = ctx.info().id.sm_count;
+    if (const auto ceiling = known_ceiling()) model.read_ceiling_gbps = *ceiling;
+    return model;
+  }
   StrategyResult search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress);
   const CandidateResult& pick_winner(Session& s, const StrategyResult& found, const TuneOptions& options,
@@ -241,11 +248,9 @@ struct Tuner::Impl {
   // measured candidate's compile is done, so this waits for nothing).
   std::vector<KernelConfig> cuda_core_twins(const Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
-    GpuModelParams model;
-    model.sm_count = ctx.info().id.sm_count;
     return cuda_core_twins_to_measure(
         measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
-        j.dtype, j.shape, j.batch, model, j.weights);
+        j.dtype, j.shape, j.batch, model_params(), j.weights);
   }
 
   // Times a passing candidate again; CUDA errors are handled as in measure_one.
@@ -520,10 +525,7 @@ std::vector<KernelConfig> first_round_of(const TuneJob& job, const GpuModelParam
 void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
   if (options.strategy != Strategy::model) return;
   Impl& m = *impl_;
-  GpuModelParams model;
-  model.sm_count = m.ctx.info().id.sm_count;
-  if (const auto ceiling = m.known_ceiling()) model.read_ceiling_gbps = *ceiling;
-  for (const KernelConfig& c : first_round_of(job, model)) m.ahead.push_back({c, job.dtype, job.weights});
+  for (const KernelConfig& c : first_round_of(job, m.model_params())) m.ahead.push_back({c, job.dtype, job.weights});
 }
 
 // A function-try-block: a CUDA error met outside a candidate (the job's set-up, the read
@@ -539,8 +541,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   m.ctx.make_current();
   const GpuInfo& info = m.ctx.info();
 
-  GpuModelParams model;
-  model.sm_count = info.id.sm_count;
+  GpuModelParams model = m.model_params();
   // The read ceiling is stored in the cache or measured by the first tune into it (a few
   // tenths of a second: an NVRTC compile and 80 reads of 4 GiB). The pool compiles the first
   // round (ranked with the model's default ceiling where none is known yet) while the problem is
@@ -549,7 +550,6 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   // compile. A small shape's tune is compile-bound (docs/tuning.md, "Tune time"), so this hides
   // the set-up.
   const bool ceiling_known = m.known_ceiling().has_value();
-  if (ceiling_known) model.read_ceiling_gbps = *m.ceiling;
   if (options.strategy == Strategy::model)
     for (const KernelConfig& c : first_round_of(job, model)) m.pool.request(c, job.dtype, info.arch, job.weights);
   const auto setup_started = Clock::now();
