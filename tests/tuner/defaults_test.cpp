@@ -539,16 +539,18 @@ TEST(Defaults, BorrowedInt4ConfigsOnTheRecordedSweeps) {
 }
 
 namespace {
-// The model's default for each M = 1 bf16 shape of a recorded families tune (the candidates the
-// tuner measured), at `ceiling`: its measured time over the best measured, for the shapes whose
-// default was measured. Returns the geometric mean and fills `worst`.
-double families_defaults_over_best(const std::string& csv, double ceiling, const GpuModelParams& base, double& worst,
-                                   int& shapes) {
+// The model's defaults on a recorded families tune (the candidates the tuner measured, M = 1
+// bf16): over the shapes of 4 MB and more whose default at `ceiling` was measured, its time over
+// the best measured, as a geometric mean and at worst.
+struct DefaultsOverBest {
+  double geomean = 1, worst = 0;
+  int shapes = 0;
+};
+DefaultsOverBest families_defaults_over_best(const std::string& csv, double ceiling, const GpuModelParams& base) {
   std::map<std::string, std::map<std::string, double>> times;
   for (const recorded::SweepRow& r : recorded::read_sweep_rows(csv)) times[r.shape][r.config] = r.us;
+  DefaultsOverBest out;
   double log_sum = 0;
-  worst = 0;
-  shapes = 0;
   for (const auto& [shape_text, t] : times) {
     const Shape shape = parse_shape(shape_text);
     if (2.0 * static_cast<double>(shape.n) * shape.k < 4e6) continue;  // launch-bound: the launch terms decide
@@ -559,10 +561,11 @@ double families_defaults_over_best(const std::string& csv, double ceiling, const
     double best = it->second;
     for (const auto& [config, us] : t) best = std::min(best, us);
     log_sum += std::log(it->second / best);
-    worst = std::max(worst, it->second / best);
-    ++shapes;
+    out.worst = std::max(out.worst, it->second / best);
+    ++out.shapes;
   }
-  return std::exp(log_sum / std::max(1, shapes));
+  out.geomean = std::exp(log_sum / std::max(1, out.shapes));
+  return out;
 }
 }  // namespace
 
@@ -576,19 +579,16 @@ TEST(Defaults, SlowerMemoryNeedsTheH200sBytesInFlight) {
   const std::string h200 = kResults + "sweeps/h200_families_candidates_01a2caf.csv";
   GpuModelParams unscaled;
   unscaled.latency_ceiling_gbps = 0;
-  double worst = 0, worst_unscaled = 0;
-  int shapes = 0, shapes_unscaled = 0;
-  const double scaled = families_defaults_over_best(h100, 3132, {}, worst, shapes);
-  const double plain = families_defaults_over_best(h100, 3132, unscaled, worst_unscaled, shapes_unscaled);
+  const DefaultsOverBest scaled = families_defaults_over_best(h100, 3132, {});
+  const DefaultsOverBest plain = families_defaults_over_best(h100, 3132, unscaled);
   std::printf("H100 defaults over the best measured: %.3f (worst %.3f, %d shapes); unscaled %.3f (worst %.3f, %d)\n",
-              scaled, worst, shapes, plain, worst_unscaled, shapes_unscaled);
-  EXPECT_GE(shapes, 15);
-  EXPECT_LT(scaled, plain - 0.04);
-  EXPECT_LE(worst, 1.20);
-  for (const double ceiling : {4539.0, 4661.0}) {
-    const double h200_scaled = families_defaults_over_best(h200, ceiling, {}, worst, shapes);
-    EXPECT_EQ(h200_scaled, families_defaults_over_best(h200, ceiling, unscaled, worst_unscaled, shapes_unscaled));
-  }
+              scaled.geomean, scaled.worst, scaled.shapes, plain.geomean, plain.worst, plain.shapes);
+  EXPECT_GE(scaled.shapes, 15);
+  EXPECT_LT(scaled.geomean, plain.geomean - 0.04);
+  EXPECT_LE(scaled.worst, 1.20);
+  for (const double ceiling : {4539.0, 4661.0})
+    EXPECT_EQ(families_defaults_over_best(h200, ceiling, {}).geomean,
+              families_defaults_over_best(h200, ceiling, unscaled).geomean);
   // The scale: 4400 / 3132 at 3132 GB/s, none at the H200's, at most 1.5x.
   KernelConfig c = parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl");
   GpuModelParams gpu;
