@@ -225,8 +225,9 @@ for step in "$@"; do
       python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
     tinytune)
       TINY_DB="$OUT/cache_tiny.sqlite"; rm -f "$TINY_DB"*
+      tiny=${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}
       for round in $(seq "${TINY_ROUNDS:-2}"); do
-        for shape in ${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}; do
+        for shape in $tiny; do
           rm -f "$OUT/tiny.sqlite"*
           /usr/bin/time -f "tune $shape alone (round $round), empty cache: wall time %e s" \
             "$G" tune --shape "$shape" --db "$OUT/tiny.sqlite" > "$OUT/tiny_${shape}_$round.txt" 2>&1
@@ -234,7 +235,7 @@ for step in "$@"; do
         done
       done
       # bench tunes them on the spot into its own fresh cache
-      "$G" bench $(printf -- '--shape %s ' ${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}) \
+      "$G" bench $(printf -- '--shape %s ' $tiny) \
         --db "$TINY_DB" 2>&1 | tee "$OUT/tiny_bench.txt" | tail -25 ;;
     placement)
       nvcc -O3 -arch=sm_90 -o "$OUT/block_placement" bench/probes/block_placement.cu && \
