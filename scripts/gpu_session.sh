@@ -28,7 +28,8 @@
 #              tensor-core family)
 #   benchquant gemvtune bench --preset llama-3.1-8b --weights W --batch $BENCH_BATCHES (default
 #              1,16) for W in $WEIGHTS (default int4g128 int8 fp8), JSON in $OUT
-#   decodequant the decode chain with each of $WEIGHTS against the bf16 cuBLAS chain
+#   decodequant the decode chain with each of $WEIGHTS against the bf16 cuBLAS chain; after
+#              benchquant and peers, scripts/quant_summary.py's table of issue 12's bars ($OUT/quant_summary.md)
 #   python     the Python suite (GPU tests included) against $B/libgemvtune.so, then
 #              examples/python/decode_chain.py; pytest comes from $PYLIB if the machine lacks it
 #   peers      bench/peers/quant_peers.py (bf16 cuBLAS, tinygemm int4, GemLite W4/W8) at M =
@@ -174,7 +175,13 @@ for step in "$@"; do
     decodequant)
       for w in ${WEIGHTS:-int4g128 int8 fp8}; do
         "$B/examples/decode_chain" --db "$DB" --weights $w 2>&1 | tee "$OUT/decode_chain_$w.txt"
-      done ;;
+      done
+      # issue 12's table and bars, where benchquant and peers ran before in this session
+      if [ -f "$OUT/peers.json" ]; then
+        benches=$(ls "$OUT"/bench_int4g128.json "$OUT"/bench_int8.json "$OUT"/bench_fp8.json 2>/dev/null)
+        chain=$([ -f "$OUT/decode_chain_int4g128.txt" ] && echo "--chain $OUT/decode_chain_int4g128.txt")
+        [ -n "$benches" ] && python3 scripts/quant_summary.py --peers "$OUT/peers.json" $benches $chain | tee "$OUT/quant_summary.md"
+      fi ;;
     decodebatch)
       for m in ${BATCHES:-1 8}; do
         "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"

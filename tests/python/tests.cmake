@@ -40,6 +40,14 @@ add_test(NAME sweep_summary
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
 
+# scripts/quant_summary.py (quantized bench --json files and quant_peers.py's JSON to issue 12's
+# table and bars) on recorded H100 files and made-up documents: no GPU, no library, standard
+# library only.
+add_test(NAME quant_summary
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_quant_summary.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(quant_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+
 # scripts/spread_summary.py (gemvtune-sweep CSVs with GEMVTUNE_SWEEP_SPREAD=1 to spread / plain
 # per shape) on made-up CSVs: no GPU, no library, standard library only.
 add_test(NAME spread_summary
