@@ -21,7 +21,8 @@
 #              whole-space compile (test_compile_space with GEMVTUNE_COMPILE_ALL=1)
 #   tunebatch  gemvtune tune --preset llama-3.1-8b --batch 1,2,4,8,16 into a fresh cache, timed
 #   benchbatch gemvtune bench --preset llama-3.1-8b --batch 1,2,4,8,16 for $DTYPES (default bf16)
-#   decodebatch the decode chain at each M of $BATCHES (default "1 8")
+#   decodebatch the decode chain at each M of $BATCHES (default "1 8"); after benchbatch,
+#              scripts/batch_summary.py's tables of issue 11's bars ($OUT/batch_summary.md)
 #   quanttests the quantized-weight correctness suite (every format, both quantized families,
 #              M = 1, 2, 5, 13; every STRIDE-th config, default 1; GEMVTUNE_TEST_CONFIG_FILTER=tc_
 #              in the environment keeps the configs whose name has that text: the int4
@@ -185,7 +186,11 @@ for step in "$@"; do
     decodebatch)
       for m in ${BATCHES:-1 8}; do
         "$B/examples/decode_chain" --db "$DB" --batch $m 2>&1 | tee "$OUT/decode_chain_m$m.txt"
-      done ;;
+      done
+      # issue 11's tables and bars, where benchbatch ran before in this session
+      benches=$(ls "$OUT"/bench_batch_bf16.json "$OUT"/bench_batch_fp16.json "$OUT"/bench_batch_fp32.json 2>/dev/null)
+      chain=$([ -f "$OUT/decode_chain_m8.txt" ] && echo "--chain $OUT/decode_chain_m8.txt")
+      [ -n "$benches" ] && python3 scripts/batch_summary.py $benches $chain | tee "$OUT/batch_summary.md" | grep "^bar" ;;
     peers)
       PYTHONPATH=".carry/gemlite_pkg${PYTHONPATH:+:$PYTHONPATH}" python3 bench/peers/quant_peers.py \
         --batch "${PEER_BATCHES:-1,16}" --json "$OUT/peers.json" ${PEERS_ARGS:-} 2> "$OUT/peers.log" | tee "$OUT/peers.txt"

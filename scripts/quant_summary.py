@@ -26,11 +26,10 @@ With --check the exit status is 1 when a bar is missed, 2 for unreadable input. 
 import argparse
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, read_chain, rows_of  # noqa: E402  (one reader of bench --json)
 
 FORMATS = ("int4g128", "int8", "fp8")
 # The peers of each format, by quant_peers.py's peer names: (name, column label).
@@ -84,15 +83,8 @@ def peer_times(path):
 
 def chain_speedup(path):
     """gemvtune's PDL chain over cuBLAS's from examples/decode_chain's output."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise BadInput(f"{path}: {e}") from None
-    match = re.search(r"gemvtune, PDL\s+([\d.]+) ms.*?\n.*?cuBLAS\s+([\d.]+) ms", text, re.S)
-    if not match:
-        raise BadInput(f"{path}: no 'gemvtune, PDL' and 'cuBLAS' chain lines")
-    return float(match.group(2)) / float(match.group(1))
+    ours_ms, _, cublas_ms = read_chain(path)
+    return cublas_ms / ours_ms
 
 
 def summarize(rows, peers):

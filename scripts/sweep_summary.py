@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
 TUNED_BAR = 1.05
@@ -77,12 +78,28 @@ def rows_of(doc, label):
             "file": label, "shape": f"{n}x{k}", "n": n, "k": k, "m": m, "dtype": dtype, "weights": weights,
             "bytes": weight_bytes, "tuned_us": tuned["graph_us"], "cublas_us": cublas["graph_us"],
             "tuned_x": cublas["graph_us"] / tuned["graph_us"],
+            "tuned_eager_x": (cublas["eager_us"] / tuned["eager_us"]
+                              if tuned.get("eager_us") and cublas.get("eager_us") else None),
             "untuned_x": cublas["graph_us"] / default["graph_us"] if default else None,
             "pct": pct, "source": entry.get("source", ""),
         }
         row["fails"] = failed_bars(row)
         rows.append(row)
     return rows
+
+
+def read_chain(path):
+    """(gemvtune's PDL chain ms, its GB/s, cuBLAS's chain ms) from examples/decode_chain's output."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise BadInput(f"{path}: {e}") from None
+    ours = re.search(r"gemvtune, PDL\s+([\d.]+) ms\s+([\d.]+) GB/s", text)
+    theirs = re.search(r"^\s*cuBLAS\s+([\d.]+) ms", text, re.M)
+    if not ours or not theirs:
+        raise BadInput(f"{path}: no 'gemvtune, PDL' and 'cuBLAS' chain lines")
+    return float(ours.group(1)), float(ours.group(2)), float(theirs.group(1))
 
 
 def failed_bars(row):

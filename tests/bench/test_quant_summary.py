@@ -95,8 +95,8 @@ def test_all_bars_met_exits_0(tmp_path):
     w8 = write(tmp_path, "w8.json", bench("fp8", ("28672x4096", 1, 28.0, 117.5)))
     p = write(tmp_path, "p.json", peers(("gemlite_a16w8_fp8", "28672x4096", 1, 33.0, "ok")))
     chain = tmp_path / "chain.txt"
-    chain.write_text("decode chain: ...\n  gemvtune, PDL         1.200 ms    x\n  gemvtune, no PDL      1.4 ms\n"
-                     "  cuBLAS                4.000 ms    y\n")
+    chain.write_text("decode chain: ...\n  gemvtune, PDL         1.200 ms    3325 GB/s\n"
+                     "  gemvtune, no PDL      1.400 ms    2850 GB/s\n  cuBLAS                4.000 ms    3752 GB/s\n")
     rc, out, err = run("--peers", p, w8, "--chain", str(chain), "--check")
     assert rc == 0, out + err
     assert "bar chain (int4g128 decode chain >= 3.3x the bf16 cuBLAS chain): 3.33x, met" in out

@@ -40,6 +40,13 @@ add_test(NAME sweep_summary
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
 
+# scripts/batch_summary.py (batched bench --json files and the M = 8 chain to issue 11's tables and
+# bars) on recorded H200 files and made-up documents: no GPU, no library, standard library only.
+add_test(NAME batch_summary
+  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_batch_summary.py
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(batch_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+
 # scripts/quant_summary.py (quantized bench --json files and quant_peers.py's JSON to issue 12's
 # table and bars) on recorded H100 files and made-up documents: no GPU, no library, standard
 # library only.
