@@ -22,12 +22,11 @@ With --check the exit status is 1 when a bar is missed, 2 for unreadable input. 
 """
 
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, _geomean, read_chain, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, _geomean, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
 
 EVERY_SHAPE_X, MID_X, GEOMEAN_X, FP32_X = 1.0, 1.2, 1.2, 1.0
 MID_SHAPES = ("4096x4096", "1024x4096", "6144x4096")
@@ -37,12 +36,7 @@ CHAIN_GBPS, CHAIN_X = 4100.0, 1.12
 
 
 def read_rows(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"{path}: {e}") from None
-    rows = rows_of(doc, os.path.basename(path))
+    rows = rows_of(read_json(path), os.path.basename(path))
     if rows and rows[0]["weights"] != "dense":
         raise BadInput(f"{path}: {rows[0]['weights']} weights; issue 11's bars are for dense bf16, fp16 and fp32")
     return rows

@@ -24,12 +24,11 @@ With --check the exit status is 1 when a bar is missed, 2 for unreadable input. 
 """
 
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, read_chain, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
 
 FORMATS = ("int4g128", "int8", "fp8")
 # The peers of each format, by quant_peers.py's peer names: (name, column label).
@@ -48,11 +47,7 @@ def bench_rows(paths):
     """{(format, shape, M): row of sweep_summary.rows_of} from bench --json files."""
     rows = {}
     for path in paths:
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise BadInput(f"{path}: {e}") from None
+        doc = read_json(path)
         fmt = doc.get("weights") if isinstance(doc, dict) else None
         if fmt not in FORMATS:
             raise BadInput(f"{path}: weights {fmt!r}, not one of {', '.join(FORMATS)}")
@@ -63,11 +58,7 @@ def bench_rows(paths):
 
 def peer_times(path):
     """{(peer, shape, M): (us, ok)} from quant_peers.py's JSON; rows that did not run are left out."""
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"{path}: {e}") from None
+    doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise BadInput(f"{path}: not a quant_peers.py --json document (no 'results' list)")
     times = {}

@@ -42,6 +42,15 @@ class BadInput(Exception):
     pass
 
 
+def read_json(path):
+    """The JSON document at path; BadInput naming the file where it cannot be read or parsed."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{path}: {e}") from None
+
+
 def _variant(entry, name):
     for v in entry.get("variants", []):
         if v.get("variant") == name:
@@ -176,12 +185,7 @@ def main(argv=None):
     rows = []
     try:
         for path in args.files:
-            try:
-                with open(path) as f:
-                    doc = json.load(f)
-            except (OSError, ValueError) as e:
-                raise BadInput(f"{path}: {e}") from None
-            rows += rows_of(doc, os.path.basename(path))
+            rows += rows_of(read_json(path), os.path.basename(path))
     except BadInput as e:
         print(f"sweep_summary: {e}", file=sys.stderr)
         return 2

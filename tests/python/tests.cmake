@@ -33,42 +33,33 @@ add_test(NAME python_tests
   WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
 set_tests_properties(python_tests PROPERTIES ENVIRONMENT "${gemvtune_python_env}" TIMEOUT 1800)
 
+# The scripts' tests (tests/bench/FILE, pytest): no GPU, no library, standard library only.
+function(gemvtune_script_test name file)
+  add_test(NAME ${name}
+    COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/${file}
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+endfunction()
+
 # scripts/sweep_summary.py (bench --json files to a markdown table against issue 14's bars) on a
-# recorded H200 bench file and made-up documents: no GPU, no library, standard library only.
-add_test(NAME sweep_summary
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_sweep_summary.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(sweep_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# recorded H200 bench file and made-up documents.
+gemvtune_script_test(sweep_summary test_sweep_summary.py)
 
 # scripts/batch_summary.py (batched bench --json files and the M = 8 chain to issue 11's tables and
-# bars) on recorded H200 files and made-up documents: no GPU, no library, standard library only.
-add_test(NAME batch_summary
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_batch_summary.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(batch_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# bars) on recorded H200 files and made-up documents.
+gemvtune_script_test(batch_summary test_batch_summary.py)
 
 # scripts/quant_summary.py (quantized bench --json files and quant_peers.py's JSON to issue 12's
-# table and bars) on recorded H100 files and made-up documents: no GPU, no library, standard
-# library only.
-add_test(NAME quant_summary
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_quant_summary.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(quant_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# table and bars) on recorded H100 files and made-up documents.
+gemvtune_script_test(quant_summary test_quant_summary.py)
 
 # scripts/spread_summary.py (gemvtune-sweep CSVs with GEMVTUNE_SWEEP_SPREAD=1 to spread / plain
-# per shape) on made-up CSVs: no GPU, no library, standard library only.
-add_test(NAME spread_summary
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_spread_summary.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(spread_summary PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# per shape) on made-up CSVs.
+gemvtune_script_test(spread_summary test_spread_summary.py)
 
 # scripts/limiter_check.py (explain's limiter against measured PDL and no-PDL times, issue 15) on
-# the recorded H200 bench file and made-up documents, with explain injected or a stand-in CLI:
-# no GPU, no library, standard library only.
-add_test(NAME limiter_check
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_limiter_check.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(limiter_check PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# the recorded H200 bench file and made-up documents, with explain injected or a stand-in CLI.
+gemvtune_script_test(limiter_check test_limiter_check.py)
 
 # `pip install .`: builds the wheel from the source tree (scikit-build-core from PyPI, the
 # shared library only) into <build>/python-wheel, installs it into a folder and runs the CPU
@@ -83,8 +74,5 @@ if(GEMVTUNE_TEST_WHEEL)
 endif()
 
 # The Python bench and example scripts refuse bad arguments (status 2) before they need PyTorch
-# or a GPU: standard library and pytest only.
-add_test(NAME script_arguments
-  COMMAND "${gemvtune_test_python}" -m pytest -q -rs -p no:cacheprovider ${CMAKE_SOURCE_DIR}/tests/bench/test_script_arguments.py
-  WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-set_tests_properties(script_arguments PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" TIMEOUT 300)
+# or a GPU.
+gemvtune_script_test(script_arguments test_script_arguments.py)
