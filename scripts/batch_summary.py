@@ -26,7 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, _geomean, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, geomean, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
 
 EVERY_SHAPE_X, MID_X, GEOMEAN_X, FP32_X = 1.0, 1.2, 1.2, 1.0
 MID_SHAPES = ("4096x4096", "1024x4096", "6144x4096")
@@ -40,6 +40,11 @@ def read_rows(path):
     if rows and rows[0]["weights"] != "dense":
         raise BadInput(f"{path}: {rows[0]['weights']} weights; issue 11's bars are for dense bf16, fp16 and fp32")
     return rows
+
+
+def geomeans_by_m(rows):
+    """{M: geometric mean of tuned / cuBLAS (graph)}, M ascending."""
+    return {m: geomean([r["tuned_x"] for r in rows if r["m"] == m]) for m in sorted({r["m"] for r in rows})}
 
 
 def check(rows):
@@ -69,8 +74,7 @@ def check(rows):
             ratio = r["tuned_us"] / base["tuned_us"]
             bar("batch-free", ratio <= BATCH_FREE_RATIO[r["m"]], f"{what} {ratio:.3f} x time(M=1)")
     if dtype != "fp32":
-        for m in sorted({r["m"] for r in rows}):
-            g = _geomean([r["tuned_x"] for r in rows if r["m"] == m])
+        for m, g in geomeans_by_m(rows).items():
             bar("geomean", g >= GEOMEAN_X, f"{dtype} M={m} {g:.3f}x")
     return bars
 
@@ -93,8 +97,7 @@ def render_table(rows):
                 cell += f" ({r['tuned_eager_x']:.2f})"
             cells.append(cell)
         out.append(f"| {s} | " + " | ".join(cells) + " |")
-    geo = [_geomean([r["tuned_x"] for r in rows if r["m"] == m]) for m in ms]
-    out.append("| geometric mean | " + " | ".join(f"{g:.2f}" for g in geo) + " |")
+    out.append("| geometric mean | " + " | ".join(f"{g:.2f}" for g in geomeans_by_m(rows).values()) + " |")
     return "\n".join(out) + "\n"
 
 

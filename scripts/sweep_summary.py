@@ -127,7 +127,7 @@ def failed_bars(row):
     return fails
 
 
-def _geomean(values):
+def geomean(values):
     values = [v for v in values if v]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
@@ -156,7 +156,7 @@ def render(rows):
     lines.append("")
     for m in sorted({r["m"] for r in rows}):
         at_m = [r for r in rows if r["m"] == m]
-        gt, gu = _geomean([r["tuned_x"] for r in at_m]), _geomean([r["untuned_x"] for r in at_m])
+        gt, gu = geomean([r["tuned_x"] for r in at_m]), geomean([r["untuned_x"] for r in at_m])
         lines.append(f"M = {m}: {len(at_m)} rows, geometric mean tuned {_fmt(gt, '.3f')}x cuBLAS, "
                      f"untuned {_fmt(gu, '.3f')}x")
     bars = {"tuned": f">= {TUNED_BAR}x cuBLAS tuned", "untuned": f">= {UNTUNED_BAR}x cuBLAS untuned",
