@@ -35,6 +35,39 @@ constexpr int kMaxXBytesPerTrip = 512;
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
+SharedBytes static_shared_bytes(const KernelConfig& c, WeightFormat weights) {
+  SharedBytes b;
+  const bool tc = c.family == Family::tensor_core;
+  const int batch_tiles = (c.m_tile + 7) / 8;
+  if (c.ring && tc) b.ring = c.warps() * c.rows_per_warp * (c.unroll + 1) * 2048;  // gemv_qtc.cu
+  else if (c.ring) b.ring = c.warps() * (c.unroll + 1) * c.rows_per_warp * 512;   // gemv_q.cu
+  if (tc && is_int4(weights) && c.m_tile == 1) b.x = (c.ring ? 16 : 32) * (4 * 80 + 4);
+  // The finish: finish_tc_tiles' fragments (one batch tile at m tile 1, where gemv_q4l.cu moves
+  // its sums into the mma layout; one with 8-row tiles, whose batch rows are the A operand) or
+  // finish_cc_rows' warp sums, then finish_block's cluster sums and its flag.
+  const int tiles = c.tile_rows == 8 ? 1 : batch_tiles;
+  b.finish = tc ? c.warps() * c.rows_per_warp * tiles * 512 : c.warps() * c.warp_rows() * c.m_tile * 4;
+  const int outputs = c.block_rows() * c.m_tile;
+  if (!is_int4(weights) && outputs <= kClusterSplitOutputs) b.finish += outputs * 4;
+  b.finish += 4;
+  return b;
+}
+
+namespace {
+// Why c's shared memory (static_shared_bytes) cannot be declared, or nothing when it fits.
+std::optional<std::string> why_shared_exceeds(const KernelConfig& c, WeightFormat weights) {
+  const SharedBytes b = static_shared_bytes(c, weights);
+  if (b.total() <= kMaxStaticSharedBytes) return std::nullopt;
+  std::string parts;
+  if (b.ring) parts += "ring " + std::to_string(b.ring) + ", ";
+  if (b.x) parts += "staged x " + std::to_string(b.x) + ", ";
+  parts += "finish " + std::to_string(b.finish);
+  return "a block of " + std::to_string(c.threads) + " threads declares " + std::to_string(b.total()) +
+         " bytes of shared memory (" + parts + "), more than the " + std::to_string(kMaxStaticSharedBytes) +
+         " (48 KB) a kernel may declare";
+}
+}  // namespace
+
 bool KernelConfig::operator==(const KernelConfig& o) const {
   return threads == o.threads && rows_per_warp == o.rows_per_warp && k_warps == o.k_warps &&
          vec_bytes == o.vec_bytes && unroll == o.unroll && split_k == o.split_k &&
@@ -197,11 +230,8 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     // do not apply; its static shared memory does.
     if (c.vec_bytes != 16 || c.aligned_body || c.prefetch_l2 || c.lanes_per_row != 32)
       return "the ring is a knob of the quantized CUDA-core family: 16-byte loads, 32 lanes a row, no al or pf";
-    if (ring_shared_bytes(c) > kMaxStaticSharedBytes - 1024)
-      return "ring: " + to_string(c.warps()) + " warps x (unroll " + to_string(c.unroll) + " + 1) x " +
-             to_string(c.rows_per_warp) + " rows x 512 bytes = " + to_string(ring_shared_bytes(c)) +
-             " bytes of shared memory, more than a block's static " + to_string(kMaxStaticSharedBytes / 1024 - 1) +
-             " KB";
+    // Its shared memory: a ring config is 8-bit (why_invalid_weights refuses int4 and dense).
+    if (auto why = why_shared_exceeds(c, WeightFormat::int8)) return why;
   }
   const int in_flight = c.rows_per_warp * c.unroll * c.vec_bytes;
   if (!c.ring && in_flight > kMaxBytesInFlightPerThread)
@@ -238,6 +268,7 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (c.ring && !is_quantized(weights))
     return "the ring is a knob of quantized weights (int8, fp8, fp8t on CUDA cores, int4g128 on tensor cores), "
            "not of dense " + std::string(to_string(t)) + " weights";
+  if (auto why = why_shared_exceeds(c, weights)) return why;
   if (!is_quantized(weights)) return std::nullopt;
   const std::string f(to_string(weights));
   if (c.tile_rows != 16) return f + " weights: 8-row tiles (w8) take dense weights";
@@ -278,16 +309,6 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
     return "int4 on tensor cores without the ring: " + std::to_string(c.rows_per_warp) + " tiles x unroll " +
            std::to_string(c.unroll) + " x " + std::to_string(batch_tiles) +
            " batch tiles exceeds the register budget of 8";
-  // The int4 tensor-core ring (templates/gemv_qtc.cu) keeps its chunks in flight in shared
-  // memory, all of it static, so at most 48 KB per block (int4_tc_shared_bytes).
-  if (tc && is_int4(weights) && c.ring) {
-    const int bytes = int4_tc_shared_bytes(c);
-    if (bytes > kMaxStaticSharedBytes - 1024)
-      return "int4 on tensor cores: " + std::to_string(c.warps()) + " warps x " + std::to_string(c.rows_per_warp) +
-             " tiles x (unroll " + std::to_string(c.unroll) + " + 1) x 2 KB of ring need " + std::to_string(bytes) +
-             " bytes of shared memory, more than a block's static " + std::to_string(kMaxStaticSharedBytes / 1024) +
-             " KB";
-  }
   if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
   if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
   if (c.lanes_per_row != 32) return f + " weights: the quantized families put 32 lanes on a row (no ln)";
@@ -310,17 +331,6 @@ bool config_text_matches(std::string_view config_text, std::string_view pattern)
 
 bool runs_int4_line_loads(const KernelConfig& c, WeightFormat weights) {
   return c.family == Family::tensor_core && is_int4(weights) && !c.ring && c.m_tile == 1;
-}
-
-int ring_shared_bytes(const KernelConfig& c) { return c.warps() * (c.unroll + 1) * c.rows_per_warp * 512; }
-
-int int4_tc_shared_bytes(const KernelConfig& c) {
-  // gemv_q4l.cu (no ring, m tile 1): x staged for 32 chunks (32 x 4 x 80 + 32 x 4 bytes) and the
-  // finish's fragments, 512 bytes per warp and tile; gemv_tc.cu's register loads (m > 1): none.
-  if (!c.ring) return c.m_tile == 1 ? 32 * (4 * 80 + 4) + 512 * c.warps() * c.rows_per_warp : 0;
-  const int n_tiles = (c.m_tile + 7) / 8;
-  const int staged_x = c.m_tile == 1 ? 16 * (4 * 80 + 4) : 0;
-  return c.warps() * c.rows_per_warp * ((c.unroll + 1) * 2048 + n_tiles * 512) + staged_x;
 }
 
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m,

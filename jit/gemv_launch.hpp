@@ -54,14 +54,14 @@ struct FusedOperands {
 // (templates/prelude.cu) adds the splits in distributed shared memory rather than through
 // global partials and a ticket. 1 (no cluster) without split-K; for int4 weights (the
 // prelude's GEMV_CLUSTER_SPLIT_K: slower for the int4 tensor-core family on the H200); for
-// blocks of more than 2048 outputs (block rows x m tile: the prelude's GEMV_CLUSTER_OUTPUTS,
-// what fits its shared memory); for grids of more than 512 blocks (on the H200, dense M = 1
+// blocks of more than kClusterSplitOutputs outputs (block rows x m tile, config.hpp: what fits
+// their shared memory); for grids of more than 512 blocks (on the H200, dense M = 1
 // split-K configs of 1024 blocks or more got slower as clusters, median 1.14x to 1.32x, and
 // those of fewer than 256 faster, median 0.87x: bench/results/h200.md); before sm_90 (arch is
 // the kernel's, "sm_90"); or past the 8 blocks every sm_90 part can co-schedule.
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch);
-// The prelude's GEMV_CLUSTER_OUTPUTS (test_gemv_launch checks that they agree).
-inline constexpr int kClusterSplitOutputs = 2048;
+// config.hpp's, under the name templates/prelude.cu gives it.
+using gemvtune::kClusterSplitOutputs;
 
 // A kernel loaded into the current context. config.split_k is ignored (launch parameter).
 class LoadedGemv {

@@ -89,14 +89,9 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
            (m > 1 ? rows * (m - 1) : 0);
   }
   regs = std::min(regs, c.reg_cap ? static_cast<double>(c.reg_cap) : 255.0);  // rc: the launch bounds' cap (spills not modelled)
-  // Int4 on tensor cores and the 8-bit ring: the ring's static shared memory
-  // (int4_tc_shared_bytes, ring_shared_bytes) and the 1 KB the system reserves per block limit
-  // blocks per SM too.
-  // Int4's register loads (tensor cores without ring) hold no ring; at m tile 1 they stage x.
-  const double shared = int4_tc && (c.ring || line_loads) ? int4_tc_shared_bytes(c) + 1024.0
-                        : int4_tc         ? 0
-                        : c.ring          ? ring_shared_bytes(c) + 1024.0
-                                          : 0;
+  // The block's static shared memory (static_shared_bytes: rings, staged x, the finish) and the
+  // 1 KB the system reserves per block limit blocks per SM too.
+  const double shared = static_shared_bytes(c, w).total() + 1024.0;
   double per_sm = resident_blocks_per_sm(c.threads, regs, gpu, shared).blocks;
   const double waves = blocks / (per_sm * sms);
 

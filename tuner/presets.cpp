@@ -137,7 +137,7 @@ std::vector<Shape> parse_shape_list(std::istream& in, const std::string& source)
   for (int number = 1; std::getline(in, line); ++number) {
     // A UTF-8 byte order mark, as some Windows editors write (they write CRLF too, taken below).
     if (number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
-    line = line.substr(0, line.find('#'));
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
     const auto last = line.find_last_not_of(" \t\r");

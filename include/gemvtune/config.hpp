@@ -49,6 +49,10 @@ enum class Family { cuda_core, tensor_core };   // templates/gemv.cu, templates/
 
 // Most rows of X (tokens of a decode batch) one launch computes.
 inline constexpr int kMaxBatch = 16;
+// The most outputs (block rows x m tile) whose split-K sums a block keeps in shared memory to
+// finish as a thread block cluster: the prelude's GEMV_CLUSTER_OUTPUTS (test_gemv_launch checks
+// that they agree); larger blocks finish through global memory (jit::cluster_blocks_for).
+inline constexpr int kClusterSplitOutputs = 2048;
 
 struct KernelConfig {
   Family family = Family::cuda_core;
@@ -122,18 +126,25 @@ bool compiles_per_x_offset(const KernelConfig& c);
 // without the ring at m tile 1 (whole-line register loads). The generator's template, the rules
 // and the model's registers and shared memory all ask this one question.
 bool runs_int4_line_loads(const KernelConfig& c, WeightFormat weights);
-// Static shared memory of one block of the int4 tensor-core family, a tensor-core config c. With
-// ring (templates/gemv_qtc.cu): per warp a ring of unroll + 1 stages of 2 KB per tile (two chunks
-// of 16 rows), 512 bytes per tile and 8 batch rows for the block's finish, and at m tile 1 x
-// staged for 16 chunks (5184 bytes); without ring at m tile 1 (templates/gemv_q4l.cu) x staged for
-// 32 chunks and the finish; within 16 bytes of ptxas' report. The ring's limit in
-// why_invalid_weights, and the model's blocks per SM (with the 1 KB sm_90 reserves per block).
-int int4_tc_shared_bytes(const KernelConfig& c);
-// Static shared memory of a ring config's block (the quantized CUDA-core family with ring):
-// warps x (unroll + 1) slots x rows x 512 bytes, exactly what ptxas reports for the ring (the
-// block's finish adds up to a few hundred bytes with k_warps > 1 or split-K). The limit in
-// why_invalid, and the model's blocks per SM.
-int ring_shared_bytes(const KernelConfig& c);
+// Static shared memory of one block of c with these weights, in bytes, as ptxas reports it
+// ("bytes smem"; the cubin's count adds the 1 KB that sm_90 reserves per block), within 16 bytes
+// (alignment): what its template declares (templates/prelude.cu and the family's own file).
+//   ring    the 8-bit CUDA-core ring (templates/gemv_q.cu): warps x (unroll + 1) slots x rows x
+//           512 bytes; int4g128's tensor-core ring (templates/gemv_qtc.cu): warps x tiles x
+//           (unroll + 1) stages x 2 KB (two chunks of 16 rows)
+//   x       int4g128 on tensor cores at m tile 1 stage x with each chunk's sum: 32 chunks
+//           (templates/gemv_q4l.cu, 10368 bytes) or 16 with the ring (5184 bytes)
+//   finish  the block's end (prelude.cu): a float a row of each warp and batch row on CUDA cores
+//           (finish_cc_rows), 512 bytes a tile and 8 batch rows on tensor cores
+//           (finish_tc_tiles), the cluster split-K's sums (a float an output, up to
+//           GEMV_CLUSTER_OUTPUTS, not for int4) and the last-block flag
+// A block can declare at most 48 KB; why_invalid_weights refuses more, with these parts named.
+// The model's blocks per SM count it too.
+struct SharedBytes {
+  int ring = 0, x = 0, finish = 0;
+  int total() const { return ring + x + finish; }
+};
+SharedBytes static_shared_bytes(const KernelConfig& c, WeightFormat weights);
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);
 

@@ -14,6 +14,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -184,6 +186,129 @@ TEST(CompileSearchSpace, LargestBlocksOfEachFamily) {
     ASSERT_GE(kernels.size(), 15u);  // 3 of each M with both families where the space has them
     compile_list(kernels, t);
   }
+}
+
+namespace {
+// The bf16 source of a config that the rules refuse for its shared memory, as the generator
+// would write it without them: the source of the same config with the fewest warps its k_warps
+// allows (when the rules accept that), its block size and kernel name swapped for c's.
+std::optional<std::string> source_past_the_rules(const KernelConfig& c, WeightFormat w) {
+  KernelConfig small = c;
+  small.threads = 32 * c.k_warps;
+  if (why_invalid_for(small, DType::bf16, Shape{8192, 8192}, small.m_tile, w)) return std::nullopt;
+  std::string source = generate_source(small, DType::bf16, w);
+  const std::string from = "#define GEMV_THREADS " + std::to_string(small.threads) + "\n";
+  const std::size_t at = source.find(from);
+  if (at == std::string::npos) return std::nullopt;
+  source.replace(at, from.size(), "#define GEMV_THREADS " + std::to_string(c.threads) + "\n");
+  const std::string small_name = kernel_name(small, DType::bf16, w), name = kernel_name(c, DType::bf16, w);
+  for (std::size_t p = 0; (p = source.find(small_name, p)) != std::string::npos; p += name.size())
+    source.replace(p, small_name.size(), name);
+  return source;
+}
+}  // namespace
+
+// static_shared_bytes against the compiler, off the search space: the CLI's run and the C API
+// take any config the rules accept, blocks of up to 1024 threads among them, whose finish alone
+// (tensor-core fragments, warp sums, cluster sums) can pass the 48 KB a kernel may declare. For
+// each kind of kernel (both families, dense, 8-bit and int4, rings, 8-row tiles, int4's
+// whole-line loads), configs drawn with a fixed seed: the two with the most shared memory that
+// the rules accept compile, with the estimate within 16 bytes (alignment) of the cubin's
+// (less the 1 KB sm_90 reserves), and one that the 48 KB rule alone refuses fails in ptxas (so
+// the rule is not stricter than the compiler). Before the rule, random configs the rules
+// accepted failed to compile (tc_t768_r2_kw1_v16_u1_nc_m15: 49156 bytes).
+TEST(CompileSearchSpace, SharedMemoryOffTheSpace) {
+  struct Kind {
+    const char* name;
+    Family family;
+    WeightFormat w;
+    bool ring, w8, m1;
+    bool can_exceed;  // whether any config of the kind passes 48 KB (their finish or ring)
+  };
+  const Kind kinds[] = {
+      {"cuda cores, dense", Family::cuda_core, WeightFormat::dense, false, false, false, false},
+      {"cuda cores, int8 ring", Family::cuda_core, WeightFormat::int8, true, false, false, true},
+      {"cuda cores, int4g64", Family::cuda_core, WeightFormat::int4_g64, false, false, false, false},
+      {"tensor cores, dense", Family::tensor_core, WeightFormat::dense, false, false, false, true},
+      {"tensor cores, dense, 8-row tiles", Family::tensor_core, WeightFormat::dense, false, true, false, true},
+      {"tensor cores, fp8", Family::tensor_core, WeightFormat::fp8, false, false, false, true},
+      {"tensor cores, int4g128 at m tile > 1", Family::tensor_core, WeightFormat::int4_g128, false, false, false, true},
+      {"tensor cores, int4g128 whole lines (m tile 1)", Family::tensor_core, WeightFormat::int4_g128, false, false, true, false},
+      {"tensor cores, int4g128 ring", Family::tensor_core, WeightFormat::int4_g128, true, false, false, true},
+  };
+  struct Job {
+    KernelConfig c;
+    WeightFormat w;
+    bool refused;
+  };
+  std::vector<Job> jobs;
+  std::mt19937_64 rng(20261205);
+  const auto between = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (const Kind& kind : kinds) {
+    // Of 4000 draws, the two accepted configs with the most shared memory and the first that the
+    // 48 KB rule alone refuses.
+    std::vector<KernelConfig> accepted;
+    std::optional<KernelConfig> refused;
+    for (int tries = 0; tries < 4000; ++tries) {
+      KernelConfig c;
+      c.family = kind.family;
+      c.threads = 32 * between(1, 32);
+      c.rows_per_warp = 1 << between(0, kind.family == Family::tensor_core ? 2 : 3);
+      c.k_warps = 1 << between(0, 4);
+      c.unroll = 1 << between(0, 3);
+      c.split_k = between(1, 4);
+      c.pdl = between(0, 1);
+      c.m_tile = kind.m1 ? 1 : between(2, kMaxBatch);
+      c.ring = kind.ring;
+      c.tile_rows = kind.w8 ? 8 : 16;
+      if (kind.family == Family::cuda_core && !kind.ring) c.lanes_per_row = 32 >> between(0, 2);
+      const auto why = why_invalid_for(c, DType::bf16, Shape{8192, 8192}, c.m_tile, kind.w);
+      const int bytes = static_shared_bytes(c, kind.w).total();
+      if (!why) {
+        accepted.push_back(c);
+        std::sort(accepted.begin(), accepted.end(), [&](const KernelConfig& a, const KernelConfig& b) {
+          return static_shared_bytes(a, kind.w).total() > static_shared_bytes(b, kind.w).total();
+        });
+        if (accepted.size() > 2) accepted.pop_back();
+      } else if (!refused && bytes > 48 * 1024 && why->find("bytes of shared memory") != std::string::npos &&
+                 source_past_the_rules(c, kind.w)) {
+        refused = c;
+      }
+    }
+    ASSERT_EQ(accepted.size(), 2u) << kind.name;
+    for (const KernelConfig& c : accepted) jobs.push_back({c, kind.w, false});
+    EXPECT_EQ(refused.has_value(), kind.can_exceed) << kind.name;
+    if (refused) jobs.push_back({*refused, kind.w, true});
+  }
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < jobs.size();) {
+      const Job& j = jobs[i];
+      const std::string name = kernel_name(j.c, DType::bf16, j.w);
+      const int estimate = static_shared_bytes(j.c, j.w).total();
+      std::string problem;
+      try {
+        const auto k = jit::compile_kernel(j.refused ? *source_past_the_rules(j.c, j.w) : generate_source(j.c, DType::bf16, j.w),
+                                           name, "sm_90");
+        const int compiled = k.shared_bytes - 1024;
+        if (j.refused) problem = "refused with " + std::to_string(estimate) + " bytes but compiled with " + std::to_string(compiled);
+        else if (std::abs(compiled - estimate) > 16)
+          problem = "estimated " + std::to_string(estimate) + " bytes of shared memory, compiled " + std::to_string(compiled);
+      } catch (const std::exception& e) {
+        if (!j.refused) problem = e.what();
+      }
+      if (!problem.empty()) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failures.push_back(to_string(j.c) + " (" + std::string(to_string(j.w)) + "): " + problem);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) ADD_FAILURE() << f;
 }
 
 // The twins the tuner measures beside its leader (balanced_twins: block sizes that are not powers

@@ -141,13 +141,14 @@ TEST(Config, RingRoundTripAndRules) {
   EXPECT_THROW(parse_config("t64_r2_kw1_v16_u4_sk1_cs_ring_ring"), InvalidArgument);
   // 2 warps x 5 slots x 2 rows x 512 bytes; the bytes in flight are not registers, so r2 u8
   // (256 bytes a thread) is valid with the ring and not without.
-  EXPECT_EQ(ring_shared_bytes(c), 10240);
+  EXPECT_EQ(static_shared_bytes(c, WeightFormat::int8).ring, 10240);
   EXPECT_FALSE(why_invalid(parse_config("t64_r2_kw1_v16_u8_sk1_cs_ring")));
   EXPECT_NE(why_invalid(parse_config("t64_r2_kw1_v16_u8_sk1_cs"))->find("register budget"), std::string::npos);
   // 4 warps x 9 x 4 x 512 = 73728 bytes: more than a block's static shared memory.
   const auto big = why_invalid(parse_config("t128_r4_kw1_v16_u8_sk1_cs_ring"));
   ASSERT_TRUE(big);
-  EXPECT_NE(big->find("73728 bytes of shared memory"), std::string::npos) << *big;
+  EXPECT_NE(big->find("(ring 73728, finish "), std::string::npos) << *big;
+  EXPECT_NE(big->find("bytes of shared memory"), std::string::npos) << *big;
   // On tensor cores the ring is int4g128's only (templates/gemv_qtc.cu).
   const KernelConfig tc_ring = parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_ring_m8");
   EXPECT_FALSE(why_invalid(tc_ring));
@@ -671,4 +672,36 @@ TEST(Config, CudaCoreCappedTwinsOfTheDenseSpace) {
           EXPECT_LE(r - t->reg_cap, kMaxCapSqueeze);
         }
   EXPECT_GT(seen, 500u);
+}
+
+// A block's static shared memory, every kind of kernel, against what ptxas reported for them
+// (NVRTC 13.0, sm_90, the cubin's count less the 1 KB sm_90 reserves); test_compile_space
+// compares the two on configs drawn from the whole grammar.
+TEST(Config, StaticSharedBytes) {
+  const auto bytes = [](const char* config, WeightFormat w = WeightFormat::dense) {
+    return static_shared_bytes(parse_config(config), w).total();
+  };
+  // CUDA cores: a float per warp row and batch row, the cluster's sums, the flag.
+  EXPECT_EQ(bytes("t128_r1_kw1_v16_u2_sk1_cs"), 36);
+  // Tensor cores: 512 bytes a tile and batch tile, with the cluster's sums (not for int4).
+  EXPECT_EQ(bytes("tc_t128_r1_kw1_v16_u2_sk1_cs"), 2308);
+  EXPECT_EQ(bytes("tc_t128_r1_kw1_v16_u2_sk1_cs_pdl_m16"), 8196);
+  EXPECT_EQ(bytes("tc_t128_r1_kw1_v16_u2_sk1_cs_m16", WeightFormat::int4_g128), 4100);
+  // int4g128's whole-line loads stage 32 chunks of x; its ring 16, with the ring itself.
+  EXPECT_EQ(bytes("tc_t128_r1_kw1_v16_u2_sk1_cs", WeightFormat::int4_g128), 12420);
+  EXPECT_EQ(bytes("tc_t128_r1_kw1_v16_u2_sk1_cs_ring", WeightFormat::int4_g128), 31812);
+  // The 8-bit ring on CUDA cores: 4 warps x 3 slots x 512 bytes, and the finish.
+  EXPECT_EQ(bytes("t128_r1_kw1_v16_u2_sk1_cs_ring", WeightFormat::int8), 6180);
+  // Past 48 KB by the flag's 4 bytes (24 warps x 2 tiles x 2 batch tiles x 512): ptxas refused
+  // it, and so do the rules, naming the parts.
+  const KernelConfig over = parse_config("tc_t768_r2_kw1_v16_u1_sk5_nc_m15");
+  EXPECT_EQ(static_shared_bytes(over, WeightFormat::dense).total(), 49156);
+  EXPECT_FALSE(why_invalid(over));
+  const auto why = why_invalid_for(over, DType::f16, {4096, 4096}, 15);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("declares 49156 bytes of shared memory (finish 49156), more than the 49152"), std::string::npos)
+      << *why;
+  EXPECT_THROW(generate_source(over, DType::f16), InvalidArgument);
+  // One warp fewer fits.
+  EXPECT_FALSE(why_invalid_for(parse_config("tc_t736_r2_kw1_v16_u1_sk5_nc_m15"), DType::f16, {4096, 4096}, 15));
 }

@@ -60,7 +60,7 @@ TEST(ClusterLaunch, NoClusterWithoutSplitKBeforeSm90PastEightForLargeBlocksOrGri
 // The launch rule and the kernels' cluster path use one bound on a block's outputs.
 TEST(ClusterLaunch, RuntimeAndPreludeShareTheOutputBound) {
   const std::string source = generate_source(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_m8"), DType::bf16);
-  EXPECT_NE(source.find("#define GEMV_CLUSTER_OUTPUTS " + std::to_string(jit::kClusterSplitOutputs) + "\n"),
+  EXPECT_NE(source.find("#define GEMV_CLUSTER_OUTPUTS " + std::to_string(kClusterSplitOutputs) + "\n"),
             std::string::npos);
 }
 

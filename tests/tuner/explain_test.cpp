@@ -71,25 +71,27 @@ TEST(ExplainResidency, FromSharedMemory) {
   EXPECT_EQ(r.blocks, 9);
   EXPECT_STREQ(r.limit, "registers");
   // The model charges the same ring: 2 warps x 2 tiles x (3 stages x 2 KB + 512) + x staged for
-  // 16 chunks (5184) + the 1 KB reserve.
+  // 16 chunks (5184) + the finish's flag + the 1 KB reserve (static_shared_bytes).
   const Explanation x = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_ring"), DType::bf16, Shape{28672, 4096}, 1,
                                 WeightFormat::int4_g128, gpu);
-  EXPECT_DOUBLE_EQ(x.model.shared_bytes, 2 * 2 * (3 * 2048 + 512) + 5184 + 1024);
+  EXPECT_DOUBLE_EQ(x.model.shared_bytes, 2 * 2 * (3 * 2048 + 512) + 5184 + 4 + 1024);
   EXPECT_EQ(x.model_residency.by_shared, 7);
   EXPECT_EQ(x.model_residency.blocks, 7);
   EXPECT_DOUBLE_EQ(x.model.resident_per_sm, 7);
-  // Its register-load twin (no ring) at m = 2 (templates/gemv_tc.cu) holds no shared memory the
-  // model counts: registers bind.
+  // Its register-load twin (no ring) at m = 2 (templates/gemv_tc.cu) holds only the finish's
+  // fragments (2 warps x 2 tiles x 512 bytes) and flag: 75 such blocks would fit, so registers
+  // bind.
   const Explanation y = explain(cfg("tc_t64_r2_kw2_v16_u2_sk1_cs_pdl_m2"), DType::bf16, Shape{28672, 4096}, 2,
                                 WeightFormat::int4_g128, gpu);
-  EXPECT_DOUBLE_EQ(y.model.shared_bytes, 0);
-  EXPECT_EQ(y.model_residency.by_shared, 0);
+  EXPECT_DOUBLE_EQ(y.model.shared_bytes, 2 * 2 * 512 + 4 + 1024);
+  EXPECT_EQ(y.model_residency.by_shared, 75);
   EXPECT_EQ(y.model_residency.blocks, y.model_residency.by_registers);
   // At m = 1 the register loads are templates/gemv_q4l.cu's, which stages x for 32 chunks
-  // (32 x 324 bytes) and keeps 512 bytes a warp and tile for the finish, plus the 1 KB reserve.
+  // (32 x 324 bytes) and keeps 512 bytes a warp and tile for the finish, its flag, plus the 1 KB
+  // reserve.
   const Explanation z = explain(cfg("tc_t64_r1_kw2_v16_u2_sk1_cs_pdl"), DType::bf16, Shape{28672, 4096}, 1,
                                 WeightFormat::int4_g128, gpu);
-  EXPECT_DOUBLE_EQ(z.model.shared_bytes, 32 * 324 + 512 * 2 + 1024);
+  EXPECT_DOUBLE_EQ(z.model.shared_bytes, 32 * 324 + 512 * 2 + 4 + 1024);
   EXPECT_EQ(z.model.registers, 26 + 32 + 36 * 2);
 }
 
