@@ -67,6 +67,17 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   return kernels;
 }
 
+// The one kernel of the space known to spill, and by how much: templates/gemv_q4l.cu's one tile
+// x two stages a warp at 128 threads, which its launch bounds hold at 128 registers. Since the
+// split-K finish of 45387aa (a thread's outputs and up to 4 splits loaded at once) ptxas spills
+// 4 bytes there: one store before the loop over x slices and one load a slice, so one a call at
+// K = 4096 (SASS of tc_t128_r1_kw1_v16_u2_sk1_cs_pdl, NVRTC 13.0). Every H200 table since ran it
+// so; at 64 threads the same kernel fits. More than 8 bytes fails the test.
+bool known_small_spill(const KernelConfig& c, WeightFormat w, const jit::CompiledKernel& k) {
+  return runs_int4_line_loads(c, w) && c.threads == 128 && c.rows_per_warp == 1 && c.k_warps == 1 && c.unroll == 2 &&
+         k.spill_store_bytes <= 8 && k.spill_load_bytes <= 8;
+}
+
 // Compiles every kernel of the list with NVRTC, in parallel; each failure is one test failure.
 // With `spilled`, a kernel that spills is counted there instead of failing.
 void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightFormat w = WeightFormat::dense,
@@ -82,7 +93,7 @@ void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightForma
         auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
         if (k.cubin.empty()) problem = "empty cubin";
         else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
-        else if (k.spills()) {
+        else if (k.spills() && !known_small_spill(c, w, k)) {
           if (spilled) ++*spilled;
           else problem = "spills: " + k.log;
         }
@@ -148,6 +159,8 @@ void compile_quantized(DType t, WeightFormat w) {
         tc_ring += k == 3;
       }
     }
+  // The known spill (known_small_spill), so that it is held to its bound whatever the sample.
+  if (w == WeightFormat::int4_g128 && t != DType::f32) kernels.push_back(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_pdl"));
   ASSERT_GE(kernels.size(), 5u);
   if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tc_ring, 3u);  // templates/gemv_qtc.cu
   if (w == WeightFormat::int4_g128 && t != DType::f32) ASSERT_GE(tensor_core - q4l, 2u);  // gemv_tc.cu's, M > 1
