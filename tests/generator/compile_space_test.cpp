@@ -67,8 +67,9 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   return kernels;
 }
 
-// The one kernel of the space known to spill, and by how much: templates/gemv_q4l.cu's one tile
-// x two stages a warp at 128 threads, which its launch bounds hold at 128 registers. Since the
+// A kernel of the space known to spill, and by how much (every other kernel of gemv_q4l.cu's
+// space compiled without, 2026-12-05): one tile x two stages a warp at 128 threads, which its
+// launch bounds hold at 128 registers. Since the
 // split-K finish of 45387aa (a thread's outputs and up to 4 splits loaded at once) ptxas spills
 // 4 bytes there: one store before the loop over x slices and one load a slice, so one a call at
 // K = 4096 (SASS of tc_t128_r1_kw1_v16_u2_sk1_cs_pdl, NVRTC 13.0). Every H200 table since ran it
