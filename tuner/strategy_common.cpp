@@ -59,8 +59,10 @@ std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>
     return a.threads == b.threads && a.rows_per_warp == b.rows_per_warp && a.k_warps == b.k_warps &&
            a.unroll == b.unroll && a.vec_bytes == b.vec_bytes && a.lanes_per_row == b.lanes_per_row;
   };
-  for (const auto& [us, twin] : predicted) {
+  for (const auto& prediction : predicted) {
     if (out.size() == count) break;
+    // Not a structured binding: C++17 lets no lambda capture one (GCC allows it, clang does not).
+    const KernelConfig& twin = prediction.second;
     if (std::none_of(out.begin(), out.end(), [&](const KernelConfig& o) { return same_shape(o, twin); })) out.push_back(twin);
   }
   return out;

@@ -8,3 +8,15 @@ target_compile_definitions(test_fuzz PRIVATE GEMVTUNE_CLI_PATH="$<TARGET_FILE:ge
 target_link_libraries(test_fuzz PRIVATE nlohmann_json::nlohmann_json)
 target_compile_options(test_fuzz PRIVATE -Wall -Wextra)
 add_dependencies(test_fuzz gemvtune_cli)
+
+# Coverage-guided fuzzers (libFuzzer: clang, and the library built with
+# -fsanitize=fuzzer-no-link): scripts/fuzz.sh configures such a build and runs them on the seeds
+# of tests/fuzz/corpus. Not part of the suite.
+if(GEMVTUNE_LIBFUZZER)
+  foreach(target import_json config_text shape_list checkpoint)
+    add_executable(fuzz_${target} ${CMAKE_SOURCE_DIR}/tests/fuzz/libfuzzer/${target}.cpp)
+    target_link_libraries(fuzz_${target} PRIVATE gemvtune)
+    target_compile_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)
+    target_link_options(fuzz_${target} PRIVATE -fsanitize=fuzzer)
+  endforeach()
+endif()
