@@ -11,7 +11,15 @@ add_dependencies(test_fuzz gemvtune_cli)
 
 # Coverage-guided fuzzers (libFuzzer: clang, and the library built with
 # -fsanitize=fuzzer-no-link): scripts/fuzz.sh configures such a build and runs them on the seeds
-# of tests/fuzz/corpus. Not part of the suite.
+# of tests/fuzz/corpus. In the suite, each target replays those seeds (a finding that is fixed
+# goes there too) without libFuzzer.
+foreach(target import_json config_text shape_list checkpoint)
+  add_executable(fuzz_replay_${target} ${CMAKE_SOURCE_DIR}/tests/fuzz/libfuzzer/${target}.cpp
+                                       ${CMAKE_SOURCE_DIR}/tests/fuzz/libfuzzer/replay_main.cpp)
+  target_link_libraries(fuzz_replay_${target} PRIVATE gemvtune)
+  target_compile_options(fuzz_replay_${target} PRIVATE -Wall -Wextra)
+  add_test(NAME fuzz_replay_${target} COMMAND fuzz_replay_${target} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${target})
+endforeach()
 if(GEMVTUNE_LIBFUZZER)
   foreach(target import_json config_text shape_list checkpoint)
     add_executable(fuzz_${target} ${CMAKE_SOURCE_DIR}/tests/fuzz/libfuzzer/${target}.cpp)
