@@ -29,7 +29,11 @@ using Values = std::vector<std::string>;
 Files files(const std::string& dir) {
   Files all = cache_test::snapshot(dir, {"cli.stdout", "cli.stderr"});
   Files out;
-  for (auto& [path, bytes] : all) {
+  for (auto& entry : all) {
+    // Not a structured binding: the lambda captures `path` (C++17 allows no capture of a
+    // binding; GCC takes it, clang does not).
+    const std::string& path = entry.first;
+    std::string& bytes = entry.second;
     const auto ends = [&](const std::string& tail) {
       return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
     };
