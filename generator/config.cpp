@@ -19,8 +19,6 @@ constexpr int kMaxBytesInFlightPerThread = 128;
 // Tensor cores: each lane holds two rows (g and g+8) of every 16-row tile, so twice the CUDA
 // cores' budget: r2 u4 (256 B) compiled to ~178 registers without spilling.
 constexpr int kMaxBytesInFlightPerThreadTc = 256;
-// Static shared memory of one block (without the opt-in to more, which needs dynamic memory).
-constexpr int kMaxStaticSharedBytes = 48 * 1024;
 // CUDA cores at m > 1: one fp32 accumulator per (row, batch row) held through the loop: 32, and
 // 64 for dense fp32 without the aligned body (why_invalid_weights), so that fp32 at m tile
 // 9..16 can hold 4 rows per warp and each x load feeds 4 rows instead of 2 (fp32 at M = 16 is
@@ -305,10 +303,23 @@ std::optional<std::string> why_invalid_weights(const KernelConfig& c, DType t, W
   if (tc && is_int4(weights) && wide_k_block(c) && c.split_k > 1)
     return "int4 on tensor cores: a block of " + std::to_string(c.k_warps) + " warps along K and " +
            std::to_string(c.threads) + " threads takes no split-K (split " + std::to_string(c.split_k) + ")";
-  if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * batch_tiles > 8)
+  // Past 256 threads the launch bounds leave 128 registers a thread, half the budget: the wide
+  // block tc_t512_r1_kw16_u4 (4 chunks x 2 batch tiles) spilled 40 bytes at m tile 9-16 and none
+  // at 8 (NVRTC 13.0, sm_90).
+  const int register_budget = c.threads > 256 ? 4 : 8;
+  if (tc && is_int4(weights) && !c.ring && c.rows_per_warp * c.unroll * batch_tiles > register_budget)
     return "int4 on tensor cores without the ring: " + std::to_string(c.rows_per_warp) + " tiles x unroll " +
-           std::to_string(c.unroll) + " x " + std::to_string(batch_tiles) +
-           " batch tiles exceeds the register budget of 8";
+           std::to_string(c.unroll) + " x " + std::to_string(batch_tiles) + " batch tiles exceeds the register budget of " +
+           std::to_string(register_budget) + (c.threads > 256 ? " (128 registers a thread past 256 threads)" : "");
+  // With the ring (templates/gemv_qtc.cu) a lane still holds each tile's fragments and
+  // accumulators: 4 tiles a warp at m tile 9-16 took 255 registers and spilled 476-612 bytes,
+  // and with one warp along K ptxas held 4 tiles at 168 registers and spilled 4-24 bytes from
+  // m tile 3 (NVRTC 13.0, sm_90; every int4g128 ring kernel of the space compiled, 2026-12-05).
+  // On the H200 that kw1 config ran 8x28672x4096 in 44.0 us, its kw2 twin in 26.2.
+  if (tc && is_int4(weights) && c.ring && (c.rows_per_warp * batch_tiles > 4 || (c.rows_per_warp == 4 && c.k_warps == 1 && c.m_tile > 2)))
+    return "int4 on tensor cores with the ring: " + std::to_string(c.rows_per_warp) + " tiles a warp with " +
+           std::to_string(c.k_warps) + " warp" + (c.k_warps > 1 ? "s" : "") + " along K at m tile " +
+           std::to_string(c.m_tile) + " exceed the registers (4 tiles: m tile 1-8 with warps along K, 1-2 without)";
   if (c.vec_bytes != 16) return f + " weights are read with 16-byte loads, not " + std::to_string(c.vec_bytes);
   if (c.prefetch_l2) return f + " weights: the quantized families have no L2 prefetch (pf)";
   if (c.lanes_per_row != 32) return f + " weights: the quantized families put 32 lanes on a row (no ln)";

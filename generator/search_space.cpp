@@ -161,7 +161,8 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
       add_batched(t, m, Family::tensor_core, tc, /*wide_k=*/weights == WeightFormat::int4_g128);
       for (KernelConfig c : tc) {
         if (is_int4(weights)) {
-          // Register loads only where the ring runs too (its shared memory fits): the model
+          // Register loads only where the ring's shared memory fits (where it runs, but for
+          // the ring's own register rule, which leaves its twin's registers alone): the model
           // estimates both alike but for the ring's shared memory, so the two kinds are ranked
           // side by side and the register loads are measured where the ring is. Not at m tile
           // 1, where they are templates/gemv_q4l.cu's own kernel: there 256 threads with two
@@ -169,8 +170,9 @@ std::vector<KernelConfig> default_search_space(DType t, int m, WeightFormat weig
           // for 8 warps, and since 04a5625 its 256-thread configs are the best of the recorded
           // sweep on 5 of 6 shapes). Nor for the wide blocks, which have no ring twin.
           c.ring = true;
+          const bool ring_fits = static_shared_bytes(c, weights).total() <= kMaxStaticSharedBytes;
           const bool ring_runs = !why_invalid_weights(c, t, weights);
-          if (!ring_runs && m > 1 && !wide_k_block(c)) continue;
+          if (!ring_fits && m > 1 && !wide_k_block(c)) continue;
           // At M = 1 the ring runs one stage ahead only. Deeper rings were never the best of a
           // recorded M = 1 sweep (1.4-30% behind one stage, sweeps/h200_int4g128_m1_*), and where
           // one tied in a tune (28672x4096, 2026-12-01) it made the PDL decode chain 0.25 ms

@@ -144,6 +144,9 @@ struct SharedBytes {
   int ring = 0, x = 0, finish = 0;
   int total() const { return ring + x + finish; }
 };
+// The most static shared memory one block may declare (more needs dynamic shared memory and an
+// opt-in).
+inline constexpr int kMaxStaticSharedBytes = 48 * 1024;
 SharedBytes static_shared_bytes(const KernelConfig& c, WeightFormat weights);
 std::optional<std::string> why_invalid_for(const KernelConfig& c, DType t, const Shape& s, int m = 1,
                                            WeightFormat weights = WeightFormat::dense);

@@ -705,3 +705,33 @@ TEST(Config, StaticSharedBytes) {
   // One warp fewer fits.
   EXPECT_FALSE(why_invalid_for(parse_config("tc_t736_r2_kw1_v16_u1_sk5_nc_m15"), DType::f16, {4096, 4096}, 15));
 }
+
+// Register budgets of int4g128 on tensor cores that keep the space's kernels from spilling
+// (every int4g128 tensor-core kernel of the bf16 space compiled, 2026-12-05; NVRTC 13.0, sm_90).
+TEST(Config, Int4TensorCoreRegisterBudgets) {
+  const auto why = [](const char* config, int m) {
+    return why_invalid_for(parse_config(config), DType::bf16, {28672, 4096}, m, WeightFormat::int4_g128);
+  };
+  // The ring: 4 tiles a warp spilled 476-612 bytes at m tile 9-16, and 4-24 bytes from m tile 3
+  // with one warp along K. Two tiles, or four with two warps along K up to m tile 8, did not.
+  ASSERT_TRUE(why("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_ring_m16", 16));
+  EXPECT_NE(why("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_ring_m16", 16)->find("with the ring"), std::string::npos);
+  EXPECT_TRUE(why("tc_t64_r4_kw1_v16_u1_sk1_cs_pdl_ring_m3", 3));
+  EXPECT_FALSE(why("tc_t64_r4_kw1_v16_u1_sk1_cs_pdl_ring_m2", 2));
+  EXPECT_FALSE(why("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_ring_m8", 8));
+  EXPECT_FALSE(why("tc_t64_r2_kw1_v16_u2_sk1_cs_pdl_ring_m16", 16));
+  // Their register-load twins stay (the best measured 16x28672x4096 and 16x128256x4096 on the
+  // H200 were tc_t64_r4_kw{2,1}_v16_u1_sk1_cs_pdl_m16), and stay in the space.
+  EXPECT_FALSE(why("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_m16", 16));
+  EXPECT_FALSE(why("tc_t64_r4_kw1_v16_u1_sk1_cs_pdl_m16", 16));
+  const auto space = default_search_space(DType::bf16, 16, WeightFormat::int4_g128);
+  EXPECT_NE(std::find(space.begin(), space.end(), parse_config("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_m16")), space.end());
+  EXPECT_EQ(std::find(space.begin(), space.end(), parse_config("tc_t64_r4_kw2_v16_u1_sk1_cs_pdl_ring_m16")), space.end());
+  // Wide register-load blocks past 256 threads have 128 registers: half the budget (4 chunks x
+  // 2 batch tiles spilled 40 bytes; 4 x 1 and 2 x 2 did not).
+  const auto wide = why("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_m16", 16);
+  ASSERT_TRUE(wide);
+  EXPECT_NE(wide->find("register budget of 4"), std::string::npos) << *wide;
+  EXPECT_FALSE(why("tc_t512_r1_kw16_v16_u4_sk1_cs_pdl_m8", 8));
+  EXPECT_FALSE(why("tc_t512_r1_kw16_v16_u2_sk1_cs_pdl_m16", 16));
+}
