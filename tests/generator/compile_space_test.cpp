@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -79,31 +80,18 @@ bool known_small_spill(const KernelConfig& c, WeightFormat w, const jit::Compile
          k.spill_store_bytes <= 8 && k.spill_load_bytes <= 8;
 }
 
-// Compiles every kernel of the list with NVRTC, in parallel; each failure is one test failure.
-// With `spilled`, a kernel that spills is counted there instead of failing.
-void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightFormat w = WeightFormat::dense,
-                  std::atomic<std::size_t>* spilled = nullptr) {
+// Runs check(i) for i in [0, n) on every core (at least 2 threads); each non-empty string it
+// returns is one test failure.
+void check_in_parallel(std::size_t n, const std::function<std::string(std::size_t)>& check) {
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::vector<std::string> failures;
   auto worker = [&] {
-    for (std::size_t i; (i = next++) < kernels.size();) {
-      const KernelConfig& c = kernels[i];
-      std::string problem;
-      try {
-        auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
-        if (k.cubin.empty()) problem = "empty cubin";
-        else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
-        else if (k.spills() && !known_small_spill(c, w, k)) {
-          if (spilled) ++*spilled;
-          else problem = "spills: " + k.log;
-        }
-      } catch (const std::exception& e) {
-        problem = e.what();
-      }
+    for (std::size_t i; (i = next++) < n;) {
+      std::string problem = check(i);
       if (!problem.empty()) {
         std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back(kernel_name(c, t, w) + ": " + problem);
+        failures.push_back(std::move(problem));
       }
     }
   };
@@ -111,6 +99,28 @@ void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightForma
   for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
   for (auto& th : threads) th.join();
   for (const auto& f : failures) ADD_FAILURE() << f;
+}
+
+// Compiles every kernel of the list with NVRTC, in parallel; each failure is one test failure.
+// With `spilled`, a kernel that spills is counted there instead of failing.
+void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightFormat w = WeightFormat::dense,
+                  std::atomic<std::size_t>* spilled = nullptr) {
+  check_in_parallel(kernels.size(), [&](std::size_t i) {
+    const KernelConfig& c = kernels[i];
+    std::string problem;
+    try {
+      auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
+      if (k.cubin.empty()) problem = "empty cubin";
+      else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
+      else if (k.spills() && !known_small_spill(c, w, k)) {
+        if (spilled) ++*spilled;
+        else problem = "spills: " + k.log;
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    return problem.empty() ? problem : kernel_name(c, t, w) + ": " + problem;
+  });
 }
 
 void compile_all(DType t) {
@@ -294,35 +304,22 @@ TEST(CompileSearchSpace, SharedMemoryOffTheSpace) {
     EXPECT_EQ(refused.has_value(), kind.can_exceed) << kind.name;
     if (refused) jobs.push_back({*refused, kind.w, true});
   }
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;
-  std::vector<std::string> failures;
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < jobs.size();) {
-      const Job& j = jobs[i];
-      const std::string name = kernel_name(j.c, DType::bf16, j.w);
-      const int estimate = static_shared_bytes(j.c, j.w).total();
-      std::string problem;
-      try {
-        const auto k = jit::compile_kernel(j.refused ? *source_past_the_rules(j.c, j.w) : generate_source(j.c, DType::bf16, j.w),
-                                           name, "sm_90");
-        const int compiled = k.shared_bytes - 1024;
-        if (j.refused) problem = "refused with " + std::to_string(estimate) + " bytes but compiled with " + std::to_string(compiled);
-        else if (std::abs(compiled - estimate) > 16)
-          problem = "estimated " + std::to_string(estimate) + " bytes of shared memory, compiled " + std::to_string(compiled);
-      } catch (const std::exception& e) {
-        if (!j.refused) problem = e.what();
-      }
-      if (!problem.empty()) {
-        std::lock_guard<std::mutex> lock(mutex);
-        failures.push_back(to_string(j.c) + " (" + std::string(to_string(j.w)) + "): " + problem);
-      }
+  check_in_parallel(jobs.size(), [&](std::size_t i) {
+    const Job& j = jobs[i];
+    const int estimate = static_shared_bytes(j.c, j.w).total();
+    std::string problem;
+    try {
+      const auto k = jit::compile_kernel(j.refused ? *source_past_the_rules(j.c, j.w) : generate_source(j.c, DType::bf16, j.w),
+                                         kernel_name(j.c, DType::bf16, j.w), "sm_90");
+      const int compiled = k.shared_bytes - 1024;
+      if (j.refused) problem = "refused with " + std::to_string(estimate) + " bytes but compiled with " + std::to_string(compiled);
+      else if (std::abs(compiled - estimate) > 16)
+        problem = "estimated " + std::to_string(estimate) + " bytes of shared memory, compiled " + std::to_string(compiled);
+    } catch (const std::exception& e) {
+      if (!j.refused) problem = e.what();
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) threads.emplace_back(worker);
-  for (auto& th : threads) th.join();
-  for (const auto& f : failures) ADD_FAILURE() << f;
+    return problem.empty() ? problem : to_string(j.c) + " (" + std::string(to_string(j.w)) + "): " + problem;
+  });
 }
 
 // The twins the tuner measures beside its leader (balanced_twins: block sizes that are not powers
