@@ -11,9 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/cuda/bin:$PATH"
 B=${BUILD:-build-fuzz}
+all="import_json config_text shape_list checkpoint"
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 seconds=${1:-60}
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: SECONDS must be a whole number > 0, not '$seconds'" >&2; usage >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
-targets=${*:-import_json config_text shape_list checkpoint}
+targets=${*:-$all}
+for t in $targets; do
+  [[ " $all " == *" $t "* ]] || { echo "fuzz.sh: no target '$t' (targets: $all)" >&2; exit 2; }
+done
 command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (Debian: apt-get install clang)" >&2; exit 2; }
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # --as-needed: as in sanitize_cpu.sh, the driver stub FindCUDAToolkit adds is not wanted.
