@@ -26,7 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, geomean, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, geomean, read_chain, read_json, require_rows, rows_of  # noqa: E402  (one reader of bench --json)
 
 EVERY_SHAPE_X, MID_X, GEOMEAN_X, FP32_X = 1.0, 1.2, 1.2, 1.0
 MID_SHAPES = ("4096x4096", "1024x4096", "6144x4096")
@@ -110,12 +110,10 @@ def main(argv=None):
     try:
         files = [read_rows(path) for path in args.files]
         chain = read_chain(args.chain) if args.chain else None
+        files = [rows for rows in files if rows]
+        require_rows(files, args.files)
     except BadInput as e:
         print(f"batch_summary: {e}", file=sys.stderr)
-        return 2
-    files = [rows for rows in files if rows]
-    if not files:
-        print("batch_summary: no rows in " + ", ".join(args.files), file=sys.stderr)
         return 2
     bars = {}
     for rows in files:

@@ -28,7 +28,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sweep_summary import BadInput, read_chain, read_json, rows_of  # noqa: E402  (one reader of bench --json)
+from sweep_summary import BadInput, read_chain, read_json, require_rows, rows_of  # noqa: E402  (one reader of bench --json)
 
 FORMATS = ("int4g128", "int8", "fp8")
 # The peers of each format, by quant_peers.py's peer names: (name, column label).
@@ -170,11 +170,9 @@ def main(argv=None):
         rows = bench_rows(args.files)
         peers = peer_times(args.peers)
         chain = chain_speedup(args.chain) if args.chain else None
+        require_rows(rows, args.files)
     except BadInput as e:
         print(f"quant_summary: {e}", file=sys.stderr)
-        return 2
-    if not rows:
-        print("quant_summary: no rows in " + ", ".join(args.files), file=sys.stderr)
         return 2
     table, misses, checked = summarize(rows, peers)
     sys.stdout.write(render(table, misses, checked, chain))

@@ -42,6 +42,12 @@ class BadInput(Exception):
     pass
 
 
+def require_rows(rows, files):
+    """BadInput where the bench files held no rows: the summaries' one rule for empty input."""
+    if not rows:
+        raise BadInput("no rows in " + ", ".join(files))
+
+
 def read_json(path):
     """The JSON document at path; BadInput naming the file where it cannot be read or parsed."""
     try:
@@ -186,11 +192,9 @@ def main(argv=None):
     try:
         for path in args.files:
             rows += rows_of(read_json(path), os.path.basename(path))
+        require_rows(rows, args.files)
     except BadInput as e:
         print(f"sweep_summary: {e}", file=sys.stderr)
-        return 2
-    if not rows:
-        print("sweep_summary: no rows in " + ", ".join(args.files), file=sys.stderr)
         return 2
     sys.stdout.write(render(rows))
     return 1 if args.check and any(r["fails"] for r in rows) else 0
