@@ -23,9 +23,12 @@ constexpr int kMaxBytesInFlightPerThreadTc = 256;
 // 64 for dense fp32 without the aligned body (why_invalid_weights), so that fp32 at m tile
 // 9..16 can hold 4 rows per warp and each x load feeds 4 rows instead of 2 (fp32 at M = 16 is
 // bound by issue, not bytes: 0.62-0.85x cuBLAS with 2 rows on the H200, run of 6148431).
-// t128_r4_kw2 u1/u2 at m tile 16 compiled to 144/163 registers without spilling (NVRTC 13.0,
-// sm_90); the same in bf16 with the aligned body spilled 156 bytes at 255 registers, and the
-// quantized family holds dequantized values too (int4 r8 took up to 255 registers at m = 1).
+// t128_r4_kw2 u1/u2 at m tile 16 first compiled to 144/163 registers; with x's loads of a trip
+// all ahead of the FMAs (gemv.cu, plain_body_trip) r4 at m tile 14-16 takes 238-255, and 6 of
+// the 12 t128 r4 u2 kernels without PDL there spill 4-48 bytes, outside the main loop (the
+// compile test's known_small_spill; NVRTC 13.0, sm_90, 2026-12-06). The same in bf16 with the
+// aligned body spilled 156 bytes at 255 registers, and the quantized family holds dequantized
+// values too (int4 r8 took up to 255 registers at m = 1).
 constexpr int kMaxAccumulators = 64;
 constexpr int kMaxAccumulators16 = 32;
 constexpr int kMaxXBytesPerTrip = 512;

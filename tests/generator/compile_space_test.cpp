@@ -56,6 +56,9 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
          i += all ? 1 : kSampleStride)
       kernels.push_back(al[i]);
   }
+  // The worst known spill of fp32 (known_small_spill), so that it is held to its bound whatever
+  // the sample.
+  if (t == DType::f32) kernels.push_back(parse_config("t128_r4_kw2_v16_u2_sk1_cs_ln8_m16"));
   // Fallback widths for misaligned operands, on a few representative kernels.
   for (int vec : {2, 4, 8})
     for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl",
@@ -68,16 +71,26 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   return kernels;
 }
 
-// A kernel of the space known to spill, and by how much (every other kernel of gemv_q4l.cu's
-// space compiled without, 2026-12-05): one tile x two stages a warp at 128 threads, which its
-// launch bounds hold at 128 registers. Since the
-// split-K finish of 45387aa (a thread's outputs and up to 4 splits loaded at once) ptxas spills
-// 4 bytes there: one store before the loop over x slices and one load a slice, so one a call at
-// K = 4096 (SASS of tc_t128_r1_kw1_v16_u2_sk1_cs_pdl, NVRTC 13.0). Every H200 table since ran it
-// so; at 64 threads the same kernel fits. More than 8 bytes fails the test.
-bool known_small_spill(const KernelConfig& c, WeightFormat w, const jit::CompiledKernel& k) {
-  return runs_int4_line_loads(c, w) && c.threads == 128 && c.rows_per_warp == 1 && c.k_warps == 1 && c.unroll == 2 &&
-         k.spill_store_bytes <= 8 && k.spill_load_bytes <= 8;
+// Kernels of the space known to spill, and by how much (every other kernel of the space compiled
+// without, GEMVTUNE_COMPILE_ALL=1 on 2026-12-05/06, NVRTC 13.0):
+// - int4g128 on tensor cores, gemv_q4l.cu: one tile x two stages a warp at 128 threads, which
+//   its launch bounds hold at 128 registers. Since the split-K finish of 45387aa (a thread's
+//   outputs and up to 4 splits loaded at once) ptxas spills 4 bytes there: one store before the
+//   loop over x slices and one load a slice, so one a call at K = 4096 (SASS of
+//   tc_t128_r1_kw1_v16_u2_sk1_cs_pdl). Every H200 table since ran it so; at 64 threads the same
+//   kernel fits. More than 8 bytes fails the test.
+// - fp32 on CUDA cores without PDL, 4 rows a warp x two loads a row x m tile 14-16 at 128
+//   threads (64 accumulators, why_invalid's widest fp32 budget): 6 of those 12 kernels spill 4-48
+//   bytes at 255 registers (t128_r4_kw2_v16_u2_sk1_cs_ln8_m16 the most). In the SASS of all six
+//   every spill store comes before the main loop and every load after it, inside no loop: a few
+//   bytes a thread once a call. Their PDL twins (248 registers, no spill) were the H200's fp32
+//   winners at M = 16 (2026-12-05 14:40). More than 48 bytes fails the test.
+bool known_small_spill(const KernelConfig& c, DType t, WeightFormat w, const jit::CompiledKernel& k) {
+  if (runs_int4_line_loads(c, w))
+    return c.threads == 128 && c.rows_per_warp == 1 && c.k_warps == 1 && c.unroll == 2 && k.spill_store_bytes <= 8 &&
+           k.spill_load_bytes <= 8;
+  return t == DType::f32 && !is_quantized(w) && c.family == Family::cuda_core && !c.pdl && c.threads == 128 &&
+         c.rows_per_warp == 4 && c.unroll == 2 && c.m_tile >= 14 && k.spill_store_bytes <= 48 && k.spill_load_bytes <= 48;
 }
 
 // Runs check(i) for i in [0, n) on every core (at least 2 threads); each non-empty string it
@@ -112,7 +125,7 @@ void compile_list(const std::vector<KernelConfig>& kernels, DType t, WeightForma
       auto k = jit::compile_kernel(generate_source(c, t, w), kernel_name(c, t, w), "sm_90");
       if (k.cubin.empty()) problem = "empty cubin";
       else if (k.registers <= 0) problem = "no register count in the log or the cubin: " + k.log;
-      else if (k.spills() && !known_small_spill(c, w, k)) {
+      else if (k.spills() && !known_small_spill(c, t, w, k)) {
         if (spilled) ++*spilled;
         else problem = "spills: " + k.log;
       }
