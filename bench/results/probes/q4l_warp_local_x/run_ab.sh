@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The A/B of q4l_warp_local_x_on_657718d.patch (not run: no GPU could be started in session 45).
-# Build the patched tree, pack it into build-gpu/h (with test_gemv_quant_gpu) and the unpatched
-# gemvtune-sweep into build-gpu/old, carry both, and run this from the repository root.
+# The A/B of q4l_warp_local_x_on_657718d.patch (not run: no GPU could be started in session 45,
+# and session 48's lease went to the tables). Build the patched tree (the patch applies to
+# 8cdae3e as it is), and carry build-gpu/ab with the patched gemvtune-sweep and
+# test_gemv_quant_gpu in new/ and the unpatched gemvtune-sweep in old/ (2.2 MiB stripped; session
+# 48 left one built from 8cdae3e), then run this from the repository root. Another layout: set
+# NEW, OLD and QTEST.
 set -u
 O=${O:-/tmp/p}; mkdir -p $O
-NEW=build-gpu/h/bench/gemvtune-sweep; OLD=build-gpu/old/gemvtune-sweep
+NEW=${NEW:-build-gpu/ab/new/gemvtune-sweep}; OLD=${OLD:-build-gpu/ab/old/gemvtune-sweep}
+QTEST=${QTEST:-build-gpu/ab/new/test_gemv_quant_gpu}
 SH="4096x4096 4096x14336 1024x4096"
 export GEMVTUNE_SWEEP_CONFIGS=tc_t256_r1_kw8_v16_u1_sk1_cs_pdl,tc_t256_r2_kw8_v16_u1_sk1_cs_pdl,tc_t512_r1_kw16_v16_u1_sk1_cs_pdl,tc_t256_r1_kw8_v16_u2_sk1_cs_pdl,tc_t128_r1_kw4_v16_u2_sk1_cs_pdl,tc_t256_r1_kw4_v16_u2_sk1_cs_pdl,tc_t256_r1_kw2_v16_u1_sk4_cs_pdl
 check() {
   echo "== correctness (new): int4g128 $1 M=1 whole space ($(date +%T))"
-  build-gpu/h/tests/test_gemv_quant_gpu --gtest_brief=1 \
+  $QTEST --gtest_brief=1 \
     --gtest_filter="Formats/QuantGpu.WholeSpaceMatchesFloat64/int4g128_$1_M1" > $O/quant_m1_$1.log 2>&1
-  echo "exit $?"; grep -E "PASSED|FAILED|Failure|gemvtune\]" $O/quant_m1_$1.log | head -5
+  echo "exit $?"; grep -E "PASSED|SKIPPED|FAILED|Failure|gemvtune\]" $O/quant_m1_$1.log | head -5
 }
 for round in 1 2; do
   for b in old new; do
