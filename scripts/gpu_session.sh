@@ -70,6 +70,14 @@
 #   tinytune   issue 14's 3 s bar: each of $TINY_SHAPES (default five shapes of 1 MB and less)
 #              tuned alone by a fresh process into a fresh cache, $TINY_ROUNDS rounds (default
 #              2), wall time and phases; then bench of them against cuBLAS ($OUT/tiny_*.txt)
+#   coldstart  is a fresh machine's first tune a second slower because its memory is touched for the
+#              first time? (Not NVRTC's library pages nor the GPU's first use: bench/results/h200.md,
+#              2026-12-05 17:36 and 2026-12-06 01:43 UTC.) Meant as the first step of a freshly
+#              started machine: `free -m`, $COLD_GIB GiB (default 8) of fresh memory written by one
+#              process (numpy, timed), then `tune --shape 256x2048` into a fresh cache three times
+#              (wall time and phases). The first at the second's time says it was the memory: on
+#              the development VM the first write of 8 GiB took 21 s (2.6 s a GiB; 1 GiB again
+#              0.6 s), and a tune's 16 NVRTC compiles hold about 90 MB each.
 #
 # The device tool brings back at most 8 files of its $OUT: point OUT at a folder outside it and
 # tar that folder into the tool's $OUT after this script returns (README, "Running on a GPU
@@ -235,6 +243,16 @@ for step in "$@"; do
       "$G" bench --preset families --db "$FAM_DB" --json > "$OUT/bench_families.json" 2> "$OUT/bench_families.txt"
       echo "bench exit $?"; grep -E "^gemvtune bench|geometric|not tuned" "$OUT/bench_families.txt"
       python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
+    coldstart)
+      free -m | head -2
+      /usr/bin/time -f "${COLD_GIB:-8} GiB of fresh memory written: wall time %e s" \
+        python3 -c "import numpy as np; a = np.ones(${COLD_GIB:-8} << 30, dtype=np.uint8); print(int(a[::1 << 20].sum()), 'MiB touched')"
+      for round in 1 2 3; do
+        rm -f "$OUT/cold.sqlite"*
+        /usr/bin/time -f "tune 256x2048 (round $round), empty cache: wall time %e s" \
+          "$G" tune --shape 256x2048 --db "$OUT/cold.sqlite" > "$OUT/cold_$round.txt" 2>&1
+        grep -E "^time in the jobs|wall time" "$OUT/cold_$round.txt"
+      done ;;
     tinytune)
       TINY_DB="$OUT/cache_tiny.sqlite"; rm -f "$TINY_DB"*
       tiny=${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}
