@@ -77,7 +77,10 @@
 #              process (numpy, timed), then `tune --shape 256x2048` into a fresh cache three times
 #              (wall time and phases). The first at the second's time says it was the memory: on
 #              the development VM the first write of 8 GiB took 21 s (2.6 s a GiB; 1 GiB again
-#              0.6 s), and a tune's 16 NVRTC compiles hold about 90 MB each.
+#              0.6 s), and a tune's 16 NVRTC compiles hold about 90 MB each. On the H200 on
+#              2026-12-06 it did not: 8 GiB in 3.5 s, then 3.63, 1.98, 2.12 s (h200.md).
+# OFFSET=r (default 0) with STRIDE=n makes batchtests, quanttests, sanitizer and quantsanitizer
+# check the configs i with i % n == r: runs at r = 0 to n - 1 cover the whole space.
 #
 # The device tool brings back at most 8 files of its $OUT: point OUT at a folder outside it and
 # tar that folder into the tool's $OUT after this script returns (README, "Running on a GPU
@@ -91,7 +94,7 @@ G="$B/cli/gemvtune"
 # A correctness suite (test binary $1) under compute-sanitizer memcheck with every $3-th config;
 # the whole log in $OUT/$2, its end and the exit status printed.
 memcheck() {
-  GEMVTUNE_TEST_CONFIG_STRIDE=$3 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  GEMVTUNE_TEST_CONFIG_STRIDE=$3 GEMVTUNE_TEST_CONFIG_OFFSET=${OFFSET:-0} compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$B/tests/$1" --gtest_brief=1 2>&1 | tee "$OUT/$2" | tail -8
   echo "compute-sanitizer exit: ${PIPESTATUS[0]}"
 }
@@ -156,7 +159,7 @@ for step in "$@"; do
         "$B/tests/test_gemv_batch_gpu" --gtest_filter='BatchGpuTwins.CudaCoreCappedTwins*:SpreadLaunchGpu*' ;;
     batchtests)
       logged test_gemv_batch_gpu.log "gemvtune\]|PASSED|FAILED|Failure" 40 \
-        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1
+        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} GEMVTUNE_TEST_CONFIG_OFFSET=${OFFSET:-0} "$B/tests/test_gemv_batch_gpu" --gtest_brief=1
       if [ -n "${COMPILE_ALL:-}" ]; then
         GEMVTUNE_COMPILE_ALL=1 "$B/tests/test_compile_space" --gtest_brief=1 2>&1 | tail -5
       fi ;;
@@ -175,7 +178,7 @@ for step in "$@"; do
       python3 examples/python/decode_chain.py --db "$DB" 2>&1 | tee "$OUT/python_decode_chain.txt" | tail -30 ;;
     quanttests)
       logged test_gemv_quant_gpu.log "gemvtune\]|PASSED|FAILED|Failure" 80 \
-        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 ;;
+        env GEMVTUNE_TEST_CONFIG_STRIDE=${STRIDE:-1} GEMVTUNE_TEST_CONFIG_OFFSET=${OFFSET:-0} "$B/tests/test_gemv_quant_gpu" --gtest_brief=1 ;;
     benchquant)
       for w in ${WEIGHTS:-int4g128 int8 fp8}; do
         "$G" bench --preset llama-3.1-8b --weights $w --batch ${BENCH_BATCHES:-1,16} --db "$DB" --json > "$OUT/bench_$w.json" 2> "$OUT/bench_$w.txt"

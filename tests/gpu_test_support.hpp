@@ -32,6 +32,14 @@ inline std::size_t config_stride() {
   const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_STRIDE");
   return s ? static_cast<std::size_t>(std::max(1, std::atoi(s))) : 1;
 }
+// GEMVTUNE_TEST_CONFIG_OFFSET=r picks the configs (or cases) i with i % stride == r % stride
+// instead of those with i % stride == 0, so that runs at offsets 0 to stride - 1 (in leases too
+// short for one run at stride 1) together check the whole space.
+inline std::size_t config_offset(std::size_t stride) {
+  const char* s = std::getenv("GEMVTUNE_TEST_CONFIG_OFFSET");
+  return s ? static_cast<std::size_t>(std::max(0, std::atoi(s))) % stride : 0;
+}
+inline bool config_picked(std::size_t i, std::size_t stride) { return i % stride == config_offset(stride); }
 inline const char* config_filter() { return std::getenv("GEMVTUNE_TEST_CONFIG_FILTER"); }
 inline std::vector<gemvtune::KernelConfig> filtered(std::vector<gemvtune::KernelConfig> configs) {
   const char* f = config_filter();

@@ -62,8 +62,8 @@ void check_batch(DType t, int m) {
       fewer = problems.back().get();
     }
     const auto space = filtered(search_space_for(t, cs.shape, m));
-    for (std::size_t i = 0; i < space.size(); i += stride)
-      for (DeviceProblem* p : {problem, i % 16 == 0 ? fewer : nullptr})
+    for (std::size_t i = config_offset(stride); i < space.size(); i += stride)
+      for (DeviceProblem* p : {problem, (i / stride) % 16 == 0 ? fewer : nullptr})
         if (p) checks.push_back({&cs, p, fit_alignment(space[i], t, p->operands(0))});
   }
   std::vector<KernelConfig> configs;
@@ -112,7 +112,7 @@ std::vector<KernelConfig> check_twins(
     std::vector<KernelConfig> twins;
     std::size_t i = 0;
     for (const KernelConfig& c : filtered(search_space_for(g.t, shape, g.m, g.w)))
-      if (c.family == Family::tensor_core && i++ % stride == 0)
+      if (c.family == Family::tensor_core && config_picked(i++, stride))
         for (const KernelConfig& twin : twins_of(c, g, shape, ctx.info().id.sm_count))
           if (std::find(twins.begin(), twins.end(), twin) == twins.end()) twins.push_back(twin);
     EXPECT_FALSE(twins.empty()) << to_string(g.t) << " M=" << g.m;
@@ -198,7 +198,7 @@ TEST(BatchGpuTwins, CudaCoreCappedTwinsMatchFloat64) {
     std::vector<KernelConfig> plain, twins;
     std::size_t i = 0;
     for (const KernelConfig& c : filtered(search_space_for(t, shape, m, g.w)))
-      if (c.family == Family::cuda_core && !c.aligned_body && !c.ring && i++ % stride == 0) plain.push_back(c);
+      if (c.family == Family::cuda_core && !c.aligned_body && !c.ring && config_picked(i++, stride)) plain.push_back(c);
     precompile(kernels, t, plain, g.w);  // in parallel, then their twins
     for (const KernelConfig& c : plain)
       if (const auto twin = cuda_core_capped_twin(c, t, shape, m, kernels.get(c, t, g.w)->compiled().registers, g.w))

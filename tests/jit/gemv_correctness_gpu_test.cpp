@@ -53,7 +53,7 @@ void check_space(DType t) {
     space.push_back(plain);
     const auto op = problems.back()->operands(0);
     configs.emplace_back();
-    for (std::size_t i = 0; i < space.size(); i += stride) {
+    for (std::size_t i = config_offset(stride); i < space.size(); i += stride) {
       KernelConfig c = space[i];
       c.vec_bytes = widest_aligned_vec_bytes(c, t, op.w, op.ld, op.x);
       configs.back().push_back(c);

@@ -68,7 +68,7 @@ void check_fused(DType t, WeightFormat w, int m) {
 
   const auto space = filtered(search_space_for(t, stacked, m, w));
   std::vector<KernelConfig> configs;
-  for (std::size_t i = 0; i < space.size(); i += config_stride()) configs.push_back(space[i]);
+  for (std::size_t i = config_offset(config_stride()); i < space.size(); i += config_stride()) configs.push_back(space[i]);
   if (configs.empty()) GTEST_SKIP() << "no config matches GEMVTUNE_TEST_CONFIG_FILTER=" << config_filter();
   precompile(kernels, t, configs, w);
   for (const KernelConfig& c : configs) {

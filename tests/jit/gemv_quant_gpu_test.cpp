@@ -47,7 +47,7 @@ void check_format(DType t, WeightFormat w, int m) {
     const auto space = filtered(search_space_for(t, cs.shape, m, w));
     if (!config_filter()) ASSERT_FALSE(space.empty()) << to_string(cs.shape);
     configs.emplace_back();
-    for (std::size_t i = 0; i < space.size(); i += stride) configs.back().push_back(space[i]);
+    for (std::size_t i = config_offset(stride); i < space.size(); i += stride) configs.back().push_back(space[i]);
     all.insert(all.end(), configs.back().begin(), configs.back().end());
   }
   precompile(kernels, t, all, w);
