@@ -79,6 +79,7 @@
 #              the development VM the first write of 8 GiB took 21 s (2.6 s a GiB; 1 GiB again
 #              0.6 s), and a tune's 16 NVRTC compiles hold about 90 MB each. On the H200 on
 #              2026-12-06 it did not: 8 GiB in 3.5 s, then 3.63, 1.98, 2.12 s (h200.md).
+#              COLD_GIB=0 writes none; COLD_PRE (a command) runs before the tunes (see the step).
 # OFFSET=r (default 0) with STRIDE=n makes batchtests, quanttests, sanitizer and quantsanitizer
 # check the configs i with i % n == r: runs at r = 0 to n - 1 cover the whole space.
 #
@@ -248,8 +249,18 @@ for step in "$@"; do
       python3 scripts/sweep_summary.py "$OUT/bench_families.json" | tee "$OUT/sweep_families.md" ;;
     coldstart)
       free -m | head -2
-      /usr/bin/time -f "${COLD_GIB:-8} GiB of fresh memory written: wall time %e s" \
-        python3 -c "import numpy as np; a = np.ones(${COLD_GIB:-8} << 30, dtype=np.uint8); print(int(a[::1 << 20].sum()), 'MiB touched')"
+      if [ "${COLD_GIB:-8}" != 0 ]; then
+        /usr/bin/time -f "${COLD_GIB:-8} GiB of fresh memory written: wall time %e s" \
+          python3 -c "import numpy as np; a = np.ones(${COLD_GIB:-8} << 30, dtype=np.uint8); print(int(a[::1 << 20].sum()), 'MiB touched')"
+      fi
+      # COLD_PRE: a command run before the tunes (with $G, the CLI, in its environment), e.g.
+      # "$G explain --shape 256x2048 --config t128_r1_kw1_v16_u8_sk1_cs_pdl": one compile and
+      # the GPU's first use by the same binary, to tell a first run of the binary from a first
+      # run of NVRTC on many threads
+      if [ -n "${COLD_PRE:-}" ]; then
+        G="$G" /usr/bin/time -f "COLD_PRE: wall time %e s" bash -c "$COLD_PRE" > "$OUT/cold_pre.txt" 2>&1
+        tail -2 "$OUT/cold_pre.txt"
+      fi
       for round in 1 2 3; do
         rm -f "$OUT/cold.sqlite"*
         /usr/bin/time -f "tune 256x2048 (round $round), empty cache: wall time %e s" \
