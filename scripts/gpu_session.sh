@@ -69,7 +69,9 @@
 #              default, cuBLAS; $OUT/bench_families.json and .txt) and scripts/sweep_summary.py
 #   tinytune   issue 14's 3 s bar: each of $TINY_SHAPES (default five shapes of 1 MB and less)
 #              tuned alone by a fresh process into a fresh cache, $TINY_ROUNDS rounds (default
-#              2), wall time and phases; then bench of them against cuBLAS ($OUT/tiny_*.txt)
+#              2), wall time and phases; then bench of them against cuBLAS ($OUT/tiny_*.txt);
+#              TINY_CUDA_CACHE=off compiles everything for real (no driver compute cache),
+#              TINY_CLIS="cliA cliB" alternates two builds' CLIs (an A/B of tune time)
 #   coldstart  is a fresh machine's first tune a second slower because its memory is touched for the
 #              first time? (Not NVRTC's library pages nor the GPU's first use: bench/results/h200.md,
 #              2026-12-05 17:36 and 2026-12-06 01:43 UTC.) Meant as the first step of a freshly
@@ -270,12 +272,19 @@ for step in "$@"; do
     tinytune)
       TINY_DB="$OUT/cache_tiny.sqlite"; rm -f "$TINY_DB"*
       tiny=${TINY_SHAPES:-256x2048 128x4096 256x2047 512x1024 1024x512}
+      # TINY_CUDA_CACHE=off: every compile for real (NVRTC 13 otherwise finds kernels compiled
+      # before on this machine in the driver's compute cache); TINY_CLIS: CLI binaries to
+      # alternate shape by shape (an A/B of two builds), default the one of $B
+      cache_env=""; [ "${TINY_CUDA_CACHE:-on}" = off ] && cache_env="CUDA_CACHE_DISABLE=1"
       for round in $(seq "${TINY_ROUNDS:-2}"); do
         for shape in $tiny; do
-          rm -f "$OUT/tiny.sqlite"*
-          /usr/bin/time -f "tune $shape alone (round $round), empty cache: wall time %e s" \
-            "$G" tune --shape "$shape" --db "$OUT/tiny.sqlite" > "$OUT/tiny_${shape}_$round.txt" 2>&1
-          grep -E "^time in the jobs|wall time|measured in" "$OUT/tiny_${shape}_$round.txt"
+          for cli in ${TINY_CLIS:-$G}; do
+            rm -f "$OUT/tiny.sqlite"*
+            tag=$(echo "$cli" | tr '/' '_')
+            env $cache_env /usr/bin/time -f "tune $shape alone (round $round, $cli${cache_env:+, $cache_env}), empty cache: wall time %e s" \
+              "$cli" tune --shape "$shape" --db "$OUT/tiny.sqlite" > "$OUT/tiny_${shape}_${round}_$tag.txt" 2>&1
+            grep -E "^time in the jobs|wall time|measured in" "$OUT/tiny_${shape}_${round}_$tag.txt"
+          done
         done
       done
       # bench tunes them on the spot into its own fresh cache

@@ -10,6 +10,8 @@
 #include "gemvtune/generator.hpp"
 #include "gemvtune/tuner.hpp"
 #include "jit/cuda_handles.hpp"
+#include "tuner/compile_pool.hpp"
+#include "tuner/first_round.hpp"
 
 namespace gemvtune {
 
@@ -142,9 +144,26 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
     };
     std::string stopped_because;
     try {
-      jit::Context ctx(device);  // the primary context, current in this thread from here on
       TuningCache cache(cache_path, CacheMode::read_write);
-      Tuner tuner(ctx, cache, compile_threads);
+      // The first job's first round compiles while the context is created: NVRTC needs no
+      // context, and a small shape's tune is compile-bound (docs/tuning.md, "Tune time").
+      auto pool = std::make_shared<CompilePool>(compile_threads);
+      if (options.strategy == Strategy::model) {
+        const GpuInfo info = jit::read_gpu_info(device);
+        const auto stored = cache.peak(info.id);
+        const std::optional<std::size_t> first = [&]() -> std::optional<std::size_t> {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (groups[g].queue.empty()) return std::nullopt;
+          return groups[g].queue.front();
+        }();
+        if (first) {
+          const TuneJob& job = jobs[*first];
+          const GpuModelParams model = tuning_model(info.id, stored ? std::optional<double>(stored->gbps) : std::nullopt);
+          for (const KernelConfig& c : first_round_of(job, model)) pool->request(c, job.dtype, info.arch, job.weights);
+        }
+      }
+      jit::Context ctx(device);  // the primary context, current in this thread from here on
+      Tuner tuner(ctx, cache, pool);
       auto progress = [&](const TuneProgress& p) {
         std::lock_guard<std::mutex> lock(mutex);
         if (callbacks.on_progress) callbacks.on_progress(p);

@@ -13,6 +13,7 @@
 #include "jit/loaded_kernels.hpp"
 #include "tuner/compile_pool.hpp"
 #include "tuner/device_problem.hpp"
+#include "tuner/first_round.hpp"
 #include "tuner/strategy.hpp"
 
 namespace gemvtune {
@@ -64,7 +65,8 @@ double median(std::vector<double> v) {
 struct Tuner::Impl {
   const jit::Context& ctx;
   TuningCache& cache;
-  CompilePool pool;
+  std::shared_ptr<CompilePool> pool_owner;  // shared with tune_on_devices, which starts it early
+  CompilePool& pool;
   jit::LoadedKernels kernels;
   jit::Stream stream;
   std::optional<double> ceiling;
@@ -89,8 +91,8 @@ struct Tuner::Impl {
     ahead.clear();
   }
 
-  Impl(const jit::Context& c, TuningCache& tc, int threads)
-      : ctx(c), cache(tc), pool(threads > 0 ? threads : default_compile_threads()), kernels(c) {}
+  Impl(const jit::Context& c, TuningCache& tc, std::shared_ptr<CompilePool> p)
+      : ctx(c), cache(tc), pool_owner(std::move(p)), pool(*pool_owner), kernels(c) {}
 
   // One shape being tuned: the problem on the device and every candidate result so far.
   struct Session {
@@ -157,12 +159,7 @@ struct Tuner::Impl {
 
   std::optional<double> known_ceiling();
   // The model of this GPU: its SMs, and its read ceiling where known (known_ceiling).
-  GpuModelParams model_params() {
-    GpuModelParams model;
-    model.sm_count = ctx.info().id.sm_count;
-    if (const auto ceiling = known_ceiling()) model.read_ceiling_gbps = *ceiling;
-    return model;
-  }
+  GpuModelParams model_params() { return tuning_model(ctx.info().id, known_ceiling()); }
   StrategyResult search(Session& s, const std::vector<KernelConfig>& ranked, const TuneOptions& options,
                         const std::function<void(const TuneProgress&)>& on_progress);
   const CandidateResult& pick_winner(Session& s, const StrategyResult& found, const TuneOptions& options,
@@ -266,7 +263,10 @@ struct Tuner::Impl {
 };
 
 Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads)
-    : impl_(std::make_unique<Impl>(ctx, cache, compile_threads)) {}
+    : Tuner(ctx, cache, std::make_shared<CompilePool>(compile_threads > 0 ? compile_threads : default_compile_threads())) {}
+
+Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, std::shared_ptr<CompilePool> pool)
+    : impl_(std::make_unique<Impl>(ctx, cache, pool ? std::move(pool) : std::make_shared<CompilePool>(default_compile_threads()))) {}
 
 Tuner::~Tuner() = default;
 
@@ -505,10 +505,14 @@ AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>
   return a;
 }
 
-namespace {
-// The model strategy's first round of job on a GPU of `model`, for operands as the tuner makes
-// them (runnable_space of fresh allocations), or nothing where the job cannot run (tune()
-// meets the same problem and reports it).
+GpuModelParams tuning_model(const GpuIdentity& gpu, std::optional<double> read_ceiling_gbps) {
+  GpuModelParams model;
+  model.sm_count = gpu.sm_count;
+  if (read_ceiling_gbps) model.read_ceiling_gbps = *read_ceiling_gbps;
+  return model;
+}
+
+// For operands as the tuner makes them (runnable_space of fresh allocations).
 std::vector<KernelConfig> first_round_of(const TuneJob& job, const GpuModelParams& model) {
   try {
     const double bytes = problem_bytes(job.dtype, job.shape, job.batch, job.weights);
@@ -520,7 +524,6 @@ std::vector<KernelConfig> first_round_of(const TuneJob& job, const GpuModelParam
     return {};
   }
 }
-}  // namespace
 
 void Tuner::compile_ahead(const TuneJob& job, const TuneOptions& options) {
   if (options.strategy != Strategy::model) return;

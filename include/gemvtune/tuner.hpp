@@ -23,6 +23,7 @@ namespace gemvtune {
 namespace jit {
 class Context;
 }
+class CompilePool;  // tuner/compile_pool.hpp: the library's own
 
 // ---- strategies ---------------------------------------------------------------------------
 
@@ -138,6 +139,9 @@ class ContextLost : public Error {
 class Tuner {
  public:
   Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads = 0);
+  // With a pool whose compiles may have started: tune_on_devices queues the first job's first
+  // round before the context exists (tuner/first_round.hpp).
+  Tuner(const jit::Context& ctx, TuningCache& cache, std::shared_ptr<CompilePool> pool);
   ~Tuner();
   Tuner(const Tuner&) = delete;
   Tuner& operator=(const Tuner&) = delete;

@@ -1,8 +1,10 @@
 // CompilePool without a GPU (NVRTC only): kernels come back compiled, one compile per kernel
 // however often it is asked for, failures reach the caller, and a pool with work still queued
-// shuts down without hanging; idle requests too. Also the read-ceiling kernels compile.
+// shuts down without hanging; idle requests too. Also the read-ceiling kernels compile, and the
+// first round tune_on_devices queues before a context exists is the one the tune asks for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -11,7 +13,9 @@
 
 #include "gemvtune/error.hpp"
 #include "gemvtune/generator.hpp"
+#include "gemvtune/search_space.hpp"
 #include "tuner/compile_pool.hpp"
+#include "tuner/first_round.hpp"
 #include "tuner/peak.hpp"
 
 using namespace gemvtune;
@@ -167,4 +171,38 @@ TEST(PeakKernels, CompileForHopper) {
   // Entry points are named in the cubin's symbol table (the log may lack ptxas' report).
   const std::string image(k.cubin.begin(), k.cubin.end());
   for (const PeakKernel& p : peak_kernels()) EXPECT_NE(image.find(p.name), std::string::npos) << p.name;
+}
+
+// tune_on_devices queues the first job's first round before the device's context exists, from
+// the GPU's identity and the cache's stored ceiling alone; Tuner::tune then asks the same pool
+// for its first round, built by the same function from the same model, so nothing compiles
+// twice. What the early round must be: the model strategy's first round of a small shape (32
+// configs up to 1.5 MB), kernels of the job's space, none twice; nothing for a job that cannot
+// run (its tune reports why).
+TEST(FirstRound, KnownWithoutAContext) {
+  const GpuIdentity h200{"NVIDIA H200", 132, 9, 0};
+  TuneJob job;
+  job.shape = {256, 2048};
+  job.dtype = DType::bf16;
+  const std::vector<KernelConfig> first = first_round_of(job, tuning_model(h200, std::nullopt));
+  ASSERT_EQ(first.size(), 32u);
+  const std::vector<KernelConfig> space = search_space_for(job.dtype, job.shape, 1);
+  std::vector<std::string> names;
+  for (const KernelConfig& c : first) {
+    names.push_back(to_string(c));
+    EXPECT_TRUE(std::any_of(space.begin(), space.end(), [&](const KernelConfig& s) { return to_string(s) == names.back(); }))
+        << names.back();
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+
+  // A stored ceiling changes the model the tune ranks with, and the early round follows it.
+  EXPECT_EQ(tuning_model(h200, 4555.0).read_ceiling_gbps, 4555.0);
+  EXPECT_EQ(tuning_model(h200, std::nullopt).sm_count, 132);
+  EXPECT_FALSE(first_round_of(job, tuning_model(h200, 4555.0)).empty());
+
+  TuneJob int4 = job;
+  int4.shape = {256, 2000};  // K not a multiple of the group of 128
+  int4.weights = WeightFormat::int4_g128;
+  EXPECT_TRUE(first_round_of(int4, tuning_model(h200, std::nullopt)).empty());
 }
