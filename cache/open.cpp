@@ -6,11 +6,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "cache/file_check.hpp"
 #include "cache/schema.hpp"
+#include "gemvtune/error.hpp"
 
 namespace gemvtune::cache {
 namespace {
@@ -126,6 +129,24 @@ Connection open_read_only(const std::string& path) {
   return conn;
 }
 
+// Switching a file to WAL needs it to itself, and SQLite answers SQLITE_BUSY at once, without
+// the busy handler, where waiting could deadlock (this connection reading while another
+// process's write transaction waits to commit, as when several processes create one cache at
+// once: 7 of 1200 such opens failed). So the switch is retried until the busy timeout.
+std::string switch_to_wal(const Connection& conn) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(conn.busy_timeout_ms());
+  for (;;) {
+    try {
+      return conn.query_text("PRAGMA journal_mode = WAL");
+    } catch (const CacheError&) {
+      const int code = sqlite3_extended_errcode(conn.handle()) & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || Clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 Connection open_read_write(const std::string& path, bool exists) {
   int flags = SQLITE_OPEN_READWRITE;
   if (exists) {
@@ -161,7 +182,7 @@ Connection open_read_write(const std::string& path, bool exists) {
   conn.exec("PRAGMA foreign_keys = ON");
 
   // WAL lets readers and one writer work at once; persistent in the file once set.
-  const std::string journal = conn.query_text("PRAGMA journal_mode = WAL");
+  const std::string journal = switch_to_wal(conn);
   if (journal != "wal") throw_cache_error(path, "cannot switch to WAL journal mode (got " + journal + ")");
   return conn;
 }
