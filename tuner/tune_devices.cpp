@@ -146,9 +146,10 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
     try {
       TuningCache cache(cache_path, CacheMode::read_write);
       // The first job's first round compiles while the context is created: NVRTC needs no
-      // context, and a small shape's tune is compile-bound (docs/tuning.md, "Tune time").
+      // context, and a small shape's tune is compile-bound (docs/tuning.md, "Tune time"). Only
+      // a GPU model's sole device knows which job it takes first.
       auto pool = std::make_shared<CompilePool>(compile_threads);
-      if (options.strategy == Strategy::model) {
+      if (options.strategy == Strategy::model && groups[g].devices.size() == 1) {
         const GpuInfo info = jit::read_gpu_info(device);
         const auto stored = cache.peak(info.id);
         const std::optional<std::size_t> first = [&]() -> std::optional<std::size_t> {
