@@ -28,6 +28,10 @@ struct StrategyOptions {
   double initial_fraction = 0.08;  // model: share of the space measured in the first round
   double budget_fraction = 0.15;   // model: hard cap on the share of the space measured
   bool quantized = false;          // model: the first round keeps few and many rows per warp
+  // model: the ranking puts the first config of each block shape (configs that differ only in
+  // the load hint and the L2 prefetch) ahead of the rest, so the first round spans more block
+  // shapes and the walk then tries the leader's hints (a tiny problem's; strategy_options_for)
+  bool block_shapes_first = false;
   bool capped_twins = true;        // the tuner: register-capped twins after the strategy
 };
 

@@ -100,14 +100,34 @@ std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, s
     if (take[i]) out.push_back(ranked[i]);
   return out;
 }
+// `ranked` with the first config of each block shape (the config with the load hint and the L2
+// prefetch folded) ahead of the others, each part in model order.
+std::vector<KernelConfig> block_shapes_first(const std::vector<KernelConfig>& ranked) {
+  std::vector<KernelConfig> firsts, others;
+  std::set<std::string> shapes;
+  for (const KernelConfig& c : ranked) {
+    KernelConfig shape = c;
+    shape.hint = LoadHint::streaming;
+    shape.prefetch_l2 = false;
+    (shapes.insert(to_string(shape)).second ? firsts : others).push_back(c);
+  }
+  firsts.insert(firsts.end(), others.begin(), others.end());
+  return firsts;
+}
+
+// The ranking the model strategy works through: the model's, or block_shapes_first of it.
+std::vector<KernelConfig> strategy_order(const std::vector<KernelConfig>& ranked, const StrategyOptions& options) {
+  return options.block_shapes_first ? block_shapes_first(ranked) : ranked;
+}
 }  // namespace
 
 std::vector<KernelConfig> model_first_round(const std::vector<KernelConfig>& ranked, const StrategyOptions& options) {
-  return first_round(ranked, model_initial_count(ranked.size(), options), options.quantized);
+  return first_round(strategy_order(ranked, options), model_initial_count(ranked.size(), options), options.quantized);
 }
 
-StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const MeasureBatch& measure,
+StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, const MeasureBatch& measure,
                                 const StrategyOptions& options) {
+  const std::vector<KernelConfig> ranked = strategy_order(model_ranked, options);
   StrategyResult result;
   if (ranked.empty()) return result;
   const std::size_t budget = model_budget(ranked.size(), options);
@@ -115,7 +135,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& ranked, const M
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  measure_into(result, seen, model_first_round(ranked, options), measure);
+  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), options.quantized), measure);
   // Walks from `from` to its fastest unmeasured neighbour while that is faster; returns where
   // it stopped.
   const auto walk = [&](std::size_t from) {

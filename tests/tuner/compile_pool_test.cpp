@@ -176,7 +176,7 @@ TEST(PeakKernels, CompileForHopper) {
 // tune_on_devices queues the first job's first round before the device's context exists, from
 // the GPU's identity and the cache's stored ceiling alone; Tuner::tune then asks the same pool
 // for its first round, built by the same function from the same model, so nothing compiles
-// twice. What the early round must be: the model strategy's first round of a small shape (32
+// twice. What the early round must be: the model strategy's first round of a small shape (16
 // configs up to 1.5 MB), kernels of the job's space, none twice; nothing for a job that cannot
 // run (its tune reports why).
 TEST(FirstRound, KnownWithoutAContext) {
@@ -185,7 +185,7 @@ TEST(FirstRound, KnownWithoutAContext) {
   job.shape = {256, 2048};
   job.dtype = DType::bf16;
   const std::vector<KernelConfig> first = first_round_of(job, tuning_model(h200, std::nullopt));
-  ASSERT_EQ(first.size(), 32u);
+  ASSERT_EQ(first.size(), 16u);
   const std::vector<KernelConfig> space = search_space_for(job.dtype, job.shape, 1);
   std::vector<std::string> names;
   for (const KernelConfig& c : first) {

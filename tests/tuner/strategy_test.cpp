@@ -70,12 +70,62 @@ TEST(Strategy, SmallProblemsMeasureAFixedNumberOfConfigs) {
   EXPECT_EQ(model_budget(2592, small), 80u);
   EXPECT_LT(model_budget(2592, small), model_budget(2592));
   const StrategyOptions tiny = strategy_options_for(2592, 1.05e6);  // 256x2048 bf16
-  EXPECT_EQ(model_initial_count(2592, tiny), 32u);
-  EXPECT_EQ(model_budget(2592, tiny), 48u);
+  EXPECT_EQ(model_initial_count(2592, tiny), 16u);
+  EXPECT_EQ(model_budget(2592, tiny), 32u);
+  EXPECT_TRUE(tiny.block_shapes_first);
+  EXPECT_FALSE(small.block_shapes_first);
+  EXPECT_FALSE(big.block_shapes_first);
   // A small space keeps its shares where they are already below the caps.
-  const StrategyOptions tiny_space = strategy_options_for(300, 1e5);
-  EXPECT_EQ(model_initial_count(300, tiny_space), model_initial_count(300));
-  EXPECT_EQ(model_budget(300, tiny_space), model_budget(300));
+  const StrategyOptions tiny_space = strategy_options_for(150, 1e5);
+  EXPECT_EQ(model_initial_count(150, tiny_space), model_initial_count(150));
+  EXPECT_EQ(model_budget(150, tiny_space), model_budget(150));
+}
+
+// A tiny problem's first round takes one config of each block shape (load hint and L2 prefetch
+// folded), in model order, where the model's own top 16 of 256x2048 are 4 block shapes in 4
+// variants each; the walk still reaches the leader's variants (its neighbours flip them).
+TEST(Strategy, TinyProblemsFirstMeasureOneConfigOfEachBlockShape) {
+  const Shape shape{256, 2048};
+  const double bytes = 2.0 * shape.n * shape.k;
+  const std::vector<KernelConfig> space =
+      worth_compiling(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, bytes, GpuModelParams{});
+  const std::vector<KernelConfig> ranked = rank_by_model(space, DType::bf16, shape, GpuModelParams{});
+  const StrategyOptions tiny = strategy_options_for(ranked.size(), bytes);
+  const auto block_shape = [](KernelConfig c) {
+    c.hint = LoadHint::streaming;
+    c.prefetch_l2 = false;
+    return to_string(c);
+  };
+  const std::vector<KernelConfig> first = model_first_round(ranked, tiny);
+  ASSERT_EQ(first.size(), 16u);
+  std::set<std::string> shapes;
+  for (const KernelConfig& c : first) EXPECT_TRUE(shapes.insert(block_shape(c)).second) << to_string(c);
+  // The model's top 16 without it repeat block shapes: the order is what changed.
+  StrategyOptions plain = tiny;
+  plain.block_shapes_first = false;
+  std::set<std::string> plain_shapes;
+  for (const KernelConfig& c : model_first_round(ranked, plain)) plain_shapes.insert(block_shape(c));
+  EXPECT_LT(plain_shapes.size(), 16u);
+  // In model order: each first-round config is the best-ranked of its block shape.
+  for (const KernelConfig& c : first)
+    for (const KernelConfig& r : ranked) {
+      if (block_shape(r) != block_shape(c)) continue;
+      EXPECT_EQ(to_string(r), to_string(c));
+      break;
+    }
+  // On a table where only a variant of the model's favourite block shape is fast, the walk
+  // finds it.
+  TimingTable table;
+  for (const KernelConfig& c : ranked) table[to_string(c)] = 2.0;
+  KernelConfig variant = first.front();
+  variant.hint = variant.hint == LoadHint::streaming ? LoadHint::readonly : LoadHint::streaming;
+  ASSERT_TRUE(table.count(to_string(variant))) << to_string(variant);
+  table[to_string(variant)] = 1.0;
+  TableMeasurer meas{&table, {}, {}};
+  const StrategyResult r = run_model_guided(ranked, meas.fn(), tiny);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(to_string(r.measured[*r.best].config), to_string(variant));
+  EXPECT_LE(r.measured.size(), 32u);
 }
 
 // A small problem's tune leaves out the aligned bodies compiled once per x offset (several
