@@ -131,6 +131,7 @@ std::string outcome_line(const JobOutcome& o) {
 std::string phases_line(const TunePhases& p) {
   return "time in the jobs: timing " + fixed("%.1f", p.timing) + " s, waiting for NVRTC " +
          fixed("%.1f", p.compile_wait) + " s, setup (data and float64 reference) " + fixed("%.1f", p.setup) +
+         " s, read ceiling " + fixed("%.1f", p.ceiling) +
          " s, output checks " + fixed("%.1f", p.verify) + " s, finalists " + fixed("%.1f", p.finalists) +
          " s, kernel loads " + fixed("%.1f", p.load) + " s";
 }

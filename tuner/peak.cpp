@@ -3,6 +3,9 @@
 // kernel achieves here, not the datasheet number.
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "gemvtune/tuner.hpp"
@@ -75,6 +78,28 @@ const std::string& peak_kernel_source() {
   return source;
 }
 
+namespace {
+// The process's peak programs by arch, compiling or compiled. A future's last copy, in this map
+// at exit, waits for a compile still running.
+std::shared_future<std::shared_ptr<const jit::CompiledKernel>> peak_program_future(const std::string& arch) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_future<std::shared_ptr<const jit::CompiledKernel>>> programs;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = programs.find(arch);
+  if (it == programs.end()) {
+    auto compile = [arch] {
+      return std::make_shared<const jit::CompiledKernel>(jit::compile_kernel(peak_kernel_source(), "gemvtune_peak", arch));
+    };
+    it = programs.emplace(arch, std::async(std::launch::async, compile).share()).first;
+  }
+  return it->second;
+}
+}  // namespace
+
+std::shared_ptr<const jit::CompiledKernel> peak_program(const std::string& arch) { return peak_program_future(arch).get(); }
+
+void start_peak_program(const std::string& arch) { peak_program_future(arch); }
+
 const std::vector<PeakKernel>& peak_kernels() {
   static const std::vector<PeakKernel> kernels = {
       {"gemvtune_peak_u4_cs", 4}, {"gemvtune_peak_u8_cs", 8}, {"gemvtune_peak_u4_nc", 4}, {"gemvtune_peak_u8_nc", 8}};
@@ -85,8 +110,7 @@ PeakRecord measure_peak(const jit::Context& ctx, const PeakOptions& options) {
   if (options.bytes < 16 || options.runs < 1) throw InvalidArgument("peak needs bytes >= 16 and runs >= 1");
   ctx.make_current();
   const GpuInfo& info = ctx.info();
-  const jit::CompiledKernel compiled = jit::compile_kernel(peak_kernel_source(), "gemvtune_peak", info.arch);
-  const jit::Module module(compiled.cubin);
+  const jit::Module module(peak_program(info.arch)->cubin);
 
   const std::int64_t bytes = bytes_to_stream(options.bytes);
   jit::DeviceBuffer buffer(static_cast<std::size_t>(bytes));

@@ -27,8 +27,8 @@ Json peak_json(const PeakRecord& p) {
 
 namespace {
 Json phases_json(const TunePhases& p) {
-  return Json{{"setup", p.setup},   {"compile_wait", p.compile_wait}, {"load", p.load},
-              {"verify", p.verify}, {"timing", p.timing},             {"finalists", p.finalists}};
+  return Json{{"setup", p.setup},   {"ceiling", p.ceiling}, {"compile_wait", p.compile_wait}, {"load", p.load},
+              {"verify", p.verify}, {"timing", p.timing},   {"finalists", p.finalists}};
 }
 }  // namespace
 
@@ -38,6 +38,7 @@ TunePhases total_phases(const std::vector<JobOutcome>& outcomes) {
     if (o.status != JobStatus::tuned || !o.result) continue;
     const TunePhases& p = o.result->phases;
     t.setup += p.setup;
+    t.ceiling += p.ceiling;
     t.compile_wait += p.compile_wait;
     t.load += p.load;
     t.verify += p.verify;

@@ -12,6 +12,7 @@
 #include "jit/cuda_handles.hpp"
 #include "tuner/compile_pool.hpp"
 #include "tuner/first_round.hpp"
+#include "tuner/peak.hpp"
 
 namespace gemvtune {
 
@@ -157,6 +158,7 @@ std::vector<JobOutcome> tune_on_devices(const std::vector<TuneJob>& jobs, const 
           if (groups[g].queue.empty()) return std::nullopt;
           return groups[g].queue.front();
         }();
+        if (!stored) start_peak_program(info.arch);  // the first tune measures the ceiling
         if (first) {
           const TuneJob& job = jobs[*first];
           const GpuModelParams model = tuning_model(info.id, stored ? std::optional<double>(stored->gbps) : std::nullopt);

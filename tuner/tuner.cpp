@@ -574,7 +574,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
 
   const std::vector<KernelConfig> space = worth_compiling(runnable_space(s.problem), job.dtype, job.shape, s.problem.bytes_per_call(), model);
   if (!ceiling_known) {
-    PhaseTimer timer(s.phases.setup);
+    PhaseTimer timer(s.phases.ceiling);
     model.read_ceiling_gbps = s.ceiling_gbps = ceiling_gbps();
   }
   const std::vector<KernelConfig> ranked = rank_by_model(space, job.dtype, job.shape, model, job.weights);

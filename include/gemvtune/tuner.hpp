@@ -90,6 +90,7 @@ struct TuneOptions {
 // time"). Compiles run on the pool meanwhile; compile_wait is what the thread waited for them.
 struct TunePhases {
   double setup = 0;         // random data, weight copies on the device, the float64 reference
+  double ceiling = 0;       // measuring the read ceiling, where the cache had none (first tune)
   double compile_wait = 0;  // waiting for kernels the pool had not compiled (or read) yet
   double load = 0;          // loading compiled kernels into the context
   double verify = 0;        // the check against float64

@@ -173,6 +173,19 @@ TEST(PeakKernels, CompileForHopper) {
   for (const PeakKernel& p : peak_kernels()) EXPECT_NE(image.find(p.name), std::string::npos) << p.name;
 }
 
+// The process compiles the peak program once an arch, whoever starts it (tune_on_devices early,
+// measure_peak when it needs it): the same cubin comes back to every caller.
+TEST(PeakKernels, ProgramCompiledOnceAProcess) {
+  start_peak_program("sm_90");
+  const auto a = peak_program("sm_90");
+  const auto b = peak_program("sm_90");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_FALSE(a->cubin.empty());
+  EXPECT_THROW(peak_program("sm_1"), CompileError);  // no such arch: NVRTC's error, to each caller
+  EXPECT_THROW(peak_program("sm_1"), CompileError);
+}
+
 // tune_on_devices queues the first job's first round before the device's context exists, from
 // the GPU's identity and the cache's stored ceiling alone; Tuner::tune then asks the same pool
 // for its first round, built by the same function from the same model, so nothing compiles
