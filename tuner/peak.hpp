@@ -23,6 +23,6 @@ const std::vector<PeakKernel>& peak_kernels();         // the entry points, all 
 // NVRTC compile of four kernels, on a freshly started machine the longest part of it). Throws
 // CompileError, again for every caller, when compiling fails.
 std::shared_ptr<const jit::CompiledKernel> peak_program(const std::string& arch);
-void start_peak_program(const std::string& arch);  // on a thread of its own; returns at once
+void start_peak_program(const std::string& arch);  // on a thread of its own; returns at once, never throws
 
 }  // namespace gemvtune
