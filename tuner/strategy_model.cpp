@@ -100,6 +100,7 @@ std::vector<KernelConfig> first_round(const std::vector<KernelConfig>& ranked, s
     if (take[i]) out.push_back(ranked[i]);
   return out;
 }
+
 // `ranked` with the first config of each block shape (the config with the load hint and the L2
 // prefetch folded) ahead of the others, each part in model order.
 std::vector<KernelConfig> block_shapes_first(const std::vector<KernelConfig>& ranked) {
@@ -119,10 +120,15 @@ std::vector<KernelConfig> block_shapes_first(const std::vector<KernelConfig>& ra
 std::vector<KernelConfig> strategy_order(const std::vector<KernelConfig>& ranked, const StrategyOptions& options) {
   return options.block_shapes_first ? block_shapes_first(ranked) : ranked;
 }
+
+// The first round of a ranking already in strategy_order.
+std::vector<KernelConfig> first_round_of_order(const std::vector<KernelConfig>& ordered, const StrategyOptions& options) {
+  return first_round(ordered, model_initial_count(ordered.size(), options), options.quantized);
+}
 }  // namespace
 
 std::vector<KernelConfig> model_first_round(const std::vector<KernelConfig>& ranked, const StrategyOptions& options) {
-  return first_round(strategy_order(ranked, options), model_initial_count(ranked.size(), options), options.quantized);
+  return first_round_of_order(strategy_order(ranked, options), options);
 }
 
 StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, const MeasureBatch& measure,
@@ -135,7 +141,7 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
   auto unmeasured = [&](const KernelConfig& c) { return seen.count(to_string(c)) == 0; };
   auto left = [&] { return budget - result.measured.size(); };
 
-  measure_into(result, seen, first_round(ranked, model_initial_count(ranked.size(), options), options.quantized), measure);
+  measure_into(result, seen, first_round_of_order(ranked, options), measure);
   // Walks from `from` to its fastest unmeasured neighbour while that is faster; returns where
   // it stopped.
   const auto walk = [&](std::size_t from) {

@@ -65,8 +65,7 @@ double median(std::vector<double> v) {
 struct Tuner::Impl {
   const jit::Context& ctx;
   TuningCache& cache;
-  std::shared_ptr<CompilePool> pool_owner;  // shared with tune_on_devices, which starts it early
-  CompilePool& pool;
+  std::shared_ptr<CompilePool> pool;  // shared with tune_on_devices, which starts it early
   jit::LoadedKernels kernels;
   jit::Stream stream;
   std::optional<double> ceiling;
@@ -87,12 +86,12 @@ struct Tuner::Impl {
   };
   std::vector<Ahead> ahead;
   void queue_ahead() {
-    for (const Ahead& a : ahead) pool.request_when_idle(a.config, a.dtype, ctx.info().arch, a.weights);
+    for (const Ahead& a : ahead) pool->request_when_idle(a.config, a.dtype, ctx.info().arch, a.weights);
     ahead.clear();
   }
 
   Impl(const jit::Context& c, TuningCache& tc, std::shared_ptr<CompilePool> p)
-      : ctx(c), cache(tc), pool_owner(std::move(p)), pool(*pool_owner), kernels(c) {}
+      : ctx(c), cache(tc), pool(std::move(p)), kernels(c) {}
 
   // One shape being tuned: the problem on the device and every candidate result so far.
   struct Session {
@@ -122,7 +121,7 @@ struct Tuner::Impl {
     };
     try {
       PhaseTimer timer(s.phases.compile_wait);
-      pool.request(c, s.job.dtype, ctx.info().arch, s.job.weights).get();
+      pool->request(c, s.job.dtype, ctx.info().arch, s.job.weights).get();
     } catch (const CompileError& e) {
       return failed(Outcome::compile_failed, first_lines(e.log().empty() ? e.what() : e.log(), 4));
     } catch (const std::exception& e) {
@@ -177,7 +176,7 @@ struct Tuner::Impl {
     std::vector<std::pair<KernelConfig, CompilePool::Future>> compiling;
     for (const KernelConfig& c : configs) {
       const bool seen = std::any_of(compiling.begin(), compiling.end(), [&](const auto& p) { return p.first == c; });
-      if (!seen && !s.index.count(to_string(c))) compiling.emplace_back(c, pool.request(c, j.dtype, ctx.info().arch, j.weights));
+      if (!seen && !s.index.count(to_string(c))) compiling.emplace_back(c, pool->request(c, j.dtype, ctx.info().arch, j.weights));
     }
     std::vector<KernelConfig> out;
     PhaseTimer timer(s.phases.compile_wait);
@@ -226,7 +225,7 @@ struct Tuner::Impl {
       const std::optional<KernelConfig> twin = register_capped_twin(m.config, j.dtype, j.shape, j.batch, j.weights);
       if (!twin) continue;
       try {
-        if (pool.request(m.config, j.dtype, ctx.info().arch, j.weights).get()->registers <= kRegCap) continue;
+        if (pool->request(m.config, j.dtype, ctx.info().arch, j.weights).get()->registers <= kRegCap) continue;
       } catch (const std::exception&) {
         continue;
       }
@@ -246,7 +245,7 @@ struct Tuner::Impl {
   std::vector<KernelConfig> cuda_core_twins(const Session& s, const std::vector<Measured>& measured) {
     const TuneJob& j = s.job;
     return cuda_core_twins_to_measure(
-        measured, [&](const KernelConfig& c) { return pool.request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
+        measured, [&](const KernelConfig& c) { return pool->request(c, j.dtype, ctx.info().arch, j.weights).get()->registers; },
         j.dtype, j.shape, j.batch, model_params(), j.weights);
   }
 
@@ -351,7 +350,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     // on the recorded H200 sweeps, compiling the model's top 15% ahead (the budget) picked the
     // same winners with 35-45% more NVRTC compiles, and on a 1 MB shape those were most of the
     // tune time (docs/tuning.md, "Tune time").
-    for (const KernelConfig& c : batch) pool.request(c, s.job.dtype, arch, s.job.weights);
+    for (const KernelConfig& c : batch) pool->request(c, s.job.dtype, arch, s.job.weights);
     queue_ahead();  // the first rounds of the jobs behind, for threads this batch leaves idle
     progress.planned = progress.measured + batch.size();
     std::vector<Measured> out;
@@ -376,7 +375,7 @@ StrategyResult Tuner::Impl::search(Session& s, const std::vector<KernelConfig>& 
     if (strategy_options.capped_twins)
       for (const KernelConfig& t : cuda_core_twins(s, so_far)) twins.push_back(t);  // likewise
     if (twins != prefetched) {
-      for (const KernelConfig& t : twins) pool.request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
+      for (const KernelConfig& t : twins) pool->request_when_idle(t, s.job.dtype, arch, s.job.weights, CompilePool::IdleOrder::first);
       prefetched = std::move(twins);
     }
     return out;
@@ -480,7 +479,7 @@ AfterRanking Tuner::Impl::rank_after(Session& s, const std::vector<KernelConfig>
     }
     a.after_config = to_string(*nc);
     DeviceProblem& np = neighbour(job, seed);
-    pool.request(*nc, job.dtype, ctx.info().arch, job.weights).get();
+    pool->request(*nc, job.dtype, ctx.info().arch, job.weights).get();
     const auto nk = kernels.get(*nc, job.dtype, job.weights);
     np.workspace().reserve(*nc, a.after);
     const LaunchFn before_call = [&np, nk, c = *nc](int copy, CUstream st) {
@@ -554,7 +553,7 @@ ShapeResult Tuner::tune(const TuneJob& job, const TuneOptions& options,
   // the set-up.
   const bool ceiling_known = m.known_ceiling().has_value();
   if (options.strategy == Strategy::model)
-    for (const KernelConfig& c : first_round_of(job, model)) m.pool.request(c, job.dtype, info.arch, job.weights);
+    for (const KernelConfig& c : first_round_of(job, model)) m.pool->request(c, job.dtype, info.arch, job.weights);
   const auto setup_started = Clock::now();
   const auto problem = [&] {
     if (m.last_problem && m.last_problem->same_weights(job.dtype, job.shape, job.shape.k, options.seed,
