@@ -32,6 +32,9 @@ struct StrategyOptions {
   // the load hint and the L2 prefetch) ahead of the rest, so the first round spans more block
   // shapes and the walk then tries the leader's hints (a tiny problem's; strategy_options_for)
   bool block_shapes_first = false;
+  // model: the walk goes on from a neighbour only if it beat the config walked from by more than
+  // this share of its time (a smaller gain is still kept as the best found)
+  double walk_margin = 0.0;
   bool capped_twins = true;        // the tuner: register-capped twins after the strategy
 };
 

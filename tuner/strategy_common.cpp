@@ -156,6 +156,13 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
 // measure 236 configs of the eight shapes against 326 (16 and 40: every best, 257; 16 and 28:
 // 1.001x, 219); on the preset's larger shapes (h200_bf16.csv, h200_bf16_4a71088.csv) the same
 // order missed 6144x4096's best by 1.9%, so larger problems keep the model's order.
+// A tiny problem's walk also stops at a gain within kTinyWalkMargin (StrategyOptions::walk_margin):
+// its calls take about 1.3 us, a percent of that is timing noise, and each walk step waits for
+// its compiles (0.3-0.5 s on the H200 machine, where a 1 MB tune took 2.0-3.2 s with every
+// compile for real; bench/results/h200.md, 2026-12-06 04:57). Replayed on the small sweeps with
+// 1% noise, 200 runs a shape: 2.43 -> 2.27 measure batches and 29.6 -> 29.1 configs a tune, the
+// same winners (mean 1.0003x the best, 2 of 1600 over 1% either way).
+constexpr double kTinyWalkMargin = 0.01;
 constexpr double kSmallProblemBytes = 4e6, kTinyProblemBytes = 1.5e6;
 constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80, kTinyFirstRound = 16, kTinyBudget = 32;
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized) {
@@ -165,6 +172,7 @@ StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_ca
   const bool tiny = bytes_per_call <= kTinyProblemBytes;
   o.capped_twins = !tiny;
   o.block_shapes_first = tiny;
+  if (tiny) o.walk_margin = kTinyWalkMargin;
   const double n = static_cast<double>(space_size);
   o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(tiny ? kTinyFirstRound : kSmallFirstRound) / n);
   o.budget_fraction = std::min(o.budget_fraction, static_cast<double>(tiny ? kTinyBudget : kSmallBudget) / n);

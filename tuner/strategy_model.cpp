@@ -157,7 +157,10 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
         if (result.measured[i].passed && result.measured[i].time_us < result.measured[better ? *better : from].time_us)
           better = i;
       if (!better) break;  // the neighbours did not beat it: done
+      const bool clear_gain =
+          result.measured[*better].time_us < (1.0 - options.walk_margin) * result.measured[from].time_us;
       from = *better;
+      if (!clear_gain) break;  // within the margin (timing noise): no trend to follow
     }
     return from;
   };

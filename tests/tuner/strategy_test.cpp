@@ -128,6 +128,43 @@ TEST(Strategy, TinyProblemsFirstMeasureOneConfigOfEachBlockShape) {
   EXPECT_LE(r.measured.size(), 32u);
 }
 
+// A tiny problem's walk goes on only from a clear gain: on a table where each step to a larger
+// split-K gains 0.2% (less than timing noise there; the first round holds split-K 1 only), the
+// walk stops after its first step, where without the margin it follows the slope step by step;
+// gains of 5% are followed to split-K 8. (With the budget lifted: a tiny problem's budget often ends
+// the walk after one step anyway.)
+TEST(Strategy, TinyProblemsStopWalkingAtGainsWithinTheNoise) {
+  const Shape shape{256, 2048};
+  const double bytes = 2.0 * shape.n * shape.k;
+  const std::vector<KernelConfig> space =
+      worth_compiling(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, bytes, GpuModelParams{});
+  const std::vector<KernelConfig> ranked = rank_by_model(space, DType::bf16, shape, GpuModelParams{});
+  StrategyOptions tiny = strategy_options_for(ranked.size(), bytes);
+  ASSERT_GT(tiny.walk_margin, 0.002);
+  tiny.budget_fraction = 1.0;  // the walk's own end, not the budget's
+  const auto slope = [&](double step) {
+    TimingTable t;
+    for (const KernelConfig& c : ranked)
+      t[to_string(c)] = 2.0 * std::pow(1.0 - step, index_of(c.split_k, {1, 2, 3, 4, 6, 8}));
+    return t;
+  };
+  const TimingTable gentle = slope(0.002);
+  TableMeasurer with_margin{&gentle, {}, {}};
+  run_model_guided(ranked, with_margin.fn(), tiny);
+  EXPECT_EQ(with_margin.batches.size(), 2u);  // the first round and one walk step
+  StrategyOptions no_margin = tiny;
+  no_margin.walk_margin = 0.0;
+  TableMeasurer without{&gentle, {}, {}};
+  run_model_guided(ranked, without.fn(), no_margin);
+  EXPECT_GT(without.batches.size(), 2u);
+  const TimingTable steep = slope(0.05);
+  TableMeasurer clear{&steep, {}, {}};
+  const StrategyResult r = run_model_guided(ranked, clear.fn(), tiny);
+  EXPECT_GT(clear.batches.size(), 2u);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.measured[*r.best].config.split_k, 8);
+}
+
 // A small problem's tune leaves out the aligned bodies compiled once per x offset (several
 // compiles' time each); a larger one keeps the whole space.
 TEST(Strategy, SmallProblemsSkipKernelsCompiledPerXOffset) {
