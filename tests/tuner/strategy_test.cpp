@@ -81,15 +81,22 @@ TEST(Strategy, SmallProblemsMeasureAFixedNumberOfConfigs) {
   EXPECT_EQ(model_budget(150, tiny_space), model_budget(150));
 }
 
+// A tiny problem (256x2048 bf16, 1 MiB): the space the tuner compiles there, in model order.
+struct TinyProblem {
+  Shape shape{256, 2048};
+  double bytes = 2.0 * shape.n * shape.k;
+  std::vector<KernelConfig> ranked = rank_by_model(
+      worth_compiling(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, bytes, GpuModelParams{}), DType::bf16,
+      shape, GpuModelParams{});
+};
+
 // A tiny problem's first round takes one config of each block shape (load hint and L2 prefetch
 // folded), in model order, where the model's own top 16 of 256x2048 are 4 block shapes in 4
 // variants each; the walk still reaches the leader's variants (its neighbours flip them).
 TEST(Strategy, TinyProblemsFirstMeasureOneConfigOfEachBlockShape) {
-  const Shape shape{256, 2048};
-  const double bytes = 2.0 * shape.n * shape.k;
-  const std::vector<KernelConfig> space =
-      worth_compiling(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, bytes, GpuModelParams{});
-  const std::vector<KernelConfig> ranked = rank_by_model(space, DType::bf16, shape, GpuModelParams{});
+  const TinyProblem p;
+  const std::vector<KernelConfig>& ranked = p.ranked;
+  const double bytes = p.bytes;
   const StrategyOptions tiny = strategy_options_for(ranked.size(), bytes);
   const auto block_shape = [](KernelConfig c) {
     c.hint = LoadHint::streaming;
@@ -134,11 +141,9 @@ TEST(Strategy, TinyProblemsFirstMeasureOneConfigOfEachBlockShape) {
 // gains of 5% are followed to split-K 8. (With the budget lifted: a tiny problem's budget often ends
 // the walk after one step anyway.)
 TEST(Strategy, TinyProblemsStopWalkingAtGainsWithinTheNoise) {
-  const Shape shape{256, 2048};
-  const double bytes = 2.0 * shape.n * shape.k;
-  const std::vector<KernelConfig> space =
-      worth_compiling(search_space_for(DType::bf16, shape, 1), DType::bf16, shape, bytes, GpuModelParams{});
-  const std::vector<KernelConfig> ranked = rank_by_model(space, DType::bf16, shape, GpuModelParams{});
+  const TinyProblem p;
+  const std::vector<KernelConfig>& ranked = p.ranked;
+  const double bytes = p.bytes;
   StrategyOptions tiny = strategy_options_for(ranked.size(), bytes);
   ASSERT_GT(tiny.walk_margin, 0.002);
   tiny.budget_fraction = 1.0;  // the walk's own end, not the budget's
