@@ -35,6 +35,9 @@ struct StrategyOptions {
   // model: the walk goes on from a neighbour only if it beat the config walked from by more than
   // this share of its time (a smaller gain is still kept as the best found)
   double walk_margin = 0.0;
+  // model: after the walk, the runner-up (the fastest measured config but the walk's end) walks
+  // too where it is within this share of the best (0: never)
+  double runner_up_walk = 0.0;
   bool capped_twins = true;        // the tuner: register-capped twins after the strategy
 };
 

@@ -163,16 +163,31 @@ std::vector<KernelConfig> neighbours(const KernelConfig& leader, const std::vect
 // 1% noise, 200 runs a shape: 2.43 -> 2.27 measure batches and 29.6 -> 29.1 configs a tune, the
 // same winners (mean 1.0003x the best, 2 of 1600 over 1% either way).
 constexpr double kTinyWalkMargin = 0.01;
+// The first round's runner-up within kRunnerUpWalk of its leader has its neighbours measured in
+// the walk's first batch (StrategyOptions::runner_up_walk): the same compile wait, a few more
+// configs. On an H100's whole-space sweep of 6144x4096 at M = 2-16 (sweeps/h100_batch_6144x4096_
+// c76eeb8.csv; the tune there picked 3.4% off the best at M = 4) the first round's leader,
+// tc_t64_r2_kw2_u4_sk4, had no faster neighbour, while the runner-up 0.3% behind it,
+// tc_t128_r2_kw4_u4_sk2, is one split from the best. Replayed with 1% noise (100 runs a pair):
+// picks more than 2% off the best 51 -> 10 of 400 there, 2.18 -> 2.37 batches, 53.6 -> 55.8
+// configs; on the five recorded H200 batched sweeps the same picks with 0.0-0.06 more batches
+// and 0.4-1.5 more configs, on the M = 1 sweeps mean picks 1.0042 -> 1.0035x (h200_bf16.csv).
+// Not for tiny problems, whose every config counts against issue 14's 3 s.
+constexpr double kRunnerUpWalk = 0.02;
 constexpr double kSmallProblemBytes = 4e6, kTinyProblemBytes = 1.5e6;
 constexpr std::size_t kSmallFirstRound = 48, kSmallBudget = 80, kTinyFirstRound = 16, kTinyBudget = 32;
 StrategyOptions strategy_options_for(std::size_t space_size, double bytes_per_call, bool quantized) {
   StrategyOptions o;
   o.quantized = quantized;
+  o.runner_up_walk = kRunnerUpWalk;
   if (bytes_per_call > kSmallProblemBytes || space_size == 0) return o;
   const bool tiny = bytes_per_call <= kTinyProblemBytes;
   o.capped_twins = !tiny;
   o.block_shapes_first = tiny;
-  if (tiny) o.walk_margin = kTinyWalkMargin;
+  if (tiny) {
+    o.walk_margin = kTinyWalkMargin;
+    o.runner_up_walk = 0.0;
+  }
   const double n = static_cast<double>(space_size);
   o.initial_fraction = std::min(o.initial_fraction, static_cast<double>(tiny ? kTinyFirstRound : kSmallFirstRound) / n);
   o.budget_fraction = std::min(o.budget_fraction, static_cast<double>(tiny ? kTinyBudget : kSmallBudget) / n);

@@ -144,11 +144,17 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
   measure_into(result, seen, first_round_of_order(ranked, options), measure);
   // Walks from `from` to its fastest unmeasured neighbour while that is faster; returns where
   // it stopped.
-  const auto walk = [&](std::size_t from) {
+  const auto walk = [&](std::size_t from, std::optional<std::size_t> also = std::nullopt) {
     while (left() > 0) {
       std::vector<KernelConfig> batch;
       for (const KernelConfig& c : neighbours(result.measured[from].config, ranked))
         if (unmeasured(c) && batch.size() < left()) batch.push_back(c);
+      if (also) {  // the runner-up's neighbours in the same batch: the same compile wait
+        for (const KernelConfig& c : neighbours(result.measured[*also].config, ranked))
+          if (unmeasured(c) && batch.size() < left() && std::find(batch.begin(), batch.end(), c) == batch.end())
+            batch.push_back(c);
+        also.reset();
+      }
       if (batch.empty()) break;  // a local optimum among what is allowed
       const std::size_t first_new = result.measured.size();
       measure_into(result, seen, batch, measure);
@@ -175,7 +181,18 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
     leader = fastest_passing(result.measured);
   }
   if (leader) {
-    walk(*leader);
+    // The first round's runner-up, where it is within runner_up_walk of the leader, has its
+    // neighbours measured in the walk's first batch too.
+    std::optional<std::size_t> runner_up;
+    if (options.runner_up_walk > 0) {
+      for (std::size_t i = 0; i < result.measured.size(); ++i)
+        if (i != *leader && result.measured[i].passed &&
+            (!runner_up || result.measured[i].time_us < result.measured[*runner_up].time_us))
+          runner_up = i;
+      if (runner_up && result.measured[*runner_up].time_us > (1.0 + options.runner_up_walk) * result.measured[*leader].time_us)
+        runner_up.reset();
+    }
+    walk(*leader, runner_up);
     // A walk stops where no single move helps, and the kernel families (CUDA cores, tensor
     // cores, each ring) are far apart in moves: for quantized weights the fastest of each other
     // family, where it is within kRunnerUp of the leader, walks too. On 28672x4096 int4g128 at

@@ -12,6 +12,7 @@
 
 #include "gemvtune/model.hpp"
 #include "gemvtune/search_space.hpp"
+#include "tuner/first_round.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/timing_tables.hpp"
 
@@ -476,6 +477,47 @@ static int expect_model_guided_on_batched_sweep(const char* file, std::size_t mi
 TEST(Strategy, ModelGuidedOnTheRecordedBatchedH200Sweeps) {
   // bf16: the preset's 7 shapes at M = 2, and 12 pairs at M = 4, 8, 16
   EXPECT_EQ(expect_model_guided_on_batched_sweep("h200_batch_da60bb8.csv", 500), 19);
+}
+
+// On an H100's whole-space sweep of 6144x4096 at M = 2, 4, 8, 16 (sweeps/h100_batch_6144x4096_
+// c76eeb8.csv, the exhaustive tune of 2026-12-06 05:55 UTC), ranked with the model that GPU
+// tunes with (its ceiling 3141 GB/s): on the best of every pair. At M = 4 the first round's
+// leader (tc_t64_r2_kw2_u4_sk4, 18.08 us) has no faster neighbour and the walk alone stops there,
+// 2.9% off the best (tc_t128_r2_kw4_u4_sk1, 17.57), one split from the runner-up (sk2, 18.13),
+// whose neighbours the walk's first batch now measures too (StrategyOptions::runner_up_walk).
+TEST(Strategy, TheFirstRoundsRunnerUpIsWalkedFromToo) {
+  const std::string csv = std::string(GEMVTUNE_SOURCE_DIR) + "/bench/results/sweeps/h100_batch_6144x4096_c76eeb8.csv";
+  const GpuModelParams h100 = tuning_model(GpuIdentity{"NVIDIA H100 80GB HBM3", 132, 9, 0}, 3141.0);
+  const Shape shape{6144, 4096};
+  int pairs = 0;
+  for (int m : {2, 4, 8, 16}) {
+    const std::string text = std::to_string(m) + "x6144x4096";
+    const TimingTable table = recorded_table(csv, text);
+    std::vector<KernelConfig> space;
+    for (const auto& [config, us] : table)
+      if (!why_invalid_for(parse_config(config), DType::bf16, shape, m)) space.push_back(parse_config(config));
+    ASSERT_GE(space.size(), 500u) << text;
+    const std::vector<KernelConfig> ranked = rank_by_model(space, DType::bf16, shape, h100);
+    const StrategyOptions options = strategy_options_for(space.size(), 2.0 * shape.n * shape.k);
+    ASSERT_GT(options.runner_up_walk, 0.0);
+    TableMeasurer meas{&table, {}, {}};
+    const StrategyResult r = run_model_guided(ranked, meas.fn(), options);
+    ASSERT_TRUE(r.best);
+    EXPECT_EQ(to_string(r.measured[*r.best].config), table_minimum(table, space)) << text;
+    if (m == 4) {
+      StrategyOptions alone = options;
+      alone.runner_up_walk = 0.0;
+      TableMeasurer without{&table, {}, {}};
+      const StrategyResult w = run_model_guided(ranked, without.fn(), alone);
+      EXPECT_GT(w.measured[*w.best].time_us, 1.02 * table.at(table_minimum(table, space)));
+      // found in the walk's first batch, with the leader's neighbours: no extra compile wait
+      ASSERT_GE(meas.batches.size(), 2u);
+      const auto at = std::find(meas.asked.begin(), meas.asked.end(), table_minimum(table, space)) - meas.asked.begin();
+      EXPECT_LT(static_cast<std::size_t>(at), meas.batches[0] + meas.batches[1]);
+    }
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 4);
 }
 
 // The same on the kernel of 098a33f (L2::128B weight loads, two mma chains per tile):
