@@ -35,8 +35,8 @@ struct StrategyOptions {
   // model: the walk goes on from a neighbour only if it beat the config walked from by more than
   // this share of its time (a smaller gain is still kept as the best found)
   double walk_margin = 0.0;
-  // model: after the walk, the runner-up (the fastest measured config but the walk's end) walks
-  // too where it is within this share of the best (0: never)
+  // model: the first round's runner-up, where it is within this share of the leader's time, has
+  // its neighbours measured in the walk's first batch beside the leader's (0: never)
   double runner_up_walk = 0.0;
   bool capped_twins = true;        // the tuner: register-capped twins after the strategy
 };
