@@ -142,8 +142,9 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
   auto left = [&] { return budget - result.measured.size(); };
 
   measure_into(result, seen, first_round_of_order(ranked, options), measure);
-  // Walks from `from` to its fastest unmeasured neighbour while that is faster; returns where
-  // it stopped.
+  // Walks from `from` to its fastest unmeasured neighbour while that is faster (by more than
+  // walk_margin to go on); returns where it stopped. The first batch also holds the unmeasured
+  // neighbours of `also`, and a faster one of those is walked from like the others.
   const auto walk = [&](std::size_t from, std::optional<std::size_t> also = std::nullopt) {
     while (left() > 0) {
       std::vector<KernelConfig> batch;
