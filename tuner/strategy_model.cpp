@@ -186,12 +186,10 @@ StrategyResult run_model_guided(const std::vector<KernelConfig>& model_ranked, c
     // neighbours measured in the walk's first batch too.
     std::optional<std::size_t> runner_up;
     if (options.runner_up_walk > 0) {
-      for (std::size_t i = 0; i < result.measured.size(); ++i)
-        if (i != *leader && result.measured[i].passed &&
-            (!runner_up || result.measured[i].time_us < result.measured[*runner_up].time_us))
-          runner_up = i;
-      if (runner_up && result.measured[*runner_up].time_us > (1.0 + options.runner_up_walk) * result.measured[*leader].time_us)
-        runner_up.reset();
+      const std::vector<std::size_t> top = top_passing(result.measured, 2);  // top[0] is the leader
+      if (top.size() == 2 &&
+          result.measured[top[1]].time_us <= (1.0 + options.runner_up_walk) * result.measured[*leader].time_us)
+        runner_up = top[1];
     }
     walk(*leader, runner_up);
     // A walk stops where no single move helps, and the kernel families (CUDA cores, tensor

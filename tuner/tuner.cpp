@@ -262,7 +262,7 @@ struct Tuner::Impl {
 };
 
 Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads)
-    : Tuner(ctx, cache, std::make_shared<CompilePool>(compile_threads > 0 ? compile_threads : default_compile_threads())) {}
+    : Tuner(ctx, cache, compile_threads > 0 ? std::make_shared<CompilePool>(compile_threads) : nullptr) {}
 
 Tuner::Tuner(const jit::Context& ctx, TuningCache& cache, std::shared_ptr<CompilePool> pool)
     : impl_(std::make_unique<Impl>(ctx, cache, pool ? std::move(pool) : std::make_shared<CompilePool>(default_compile_threads()))) {}

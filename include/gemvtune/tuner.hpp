@@ -141,7 +141,7 @@ class Tuner {
  public:
   Tuner(const jit::Context& ctx, TuningCache& cache, int compile_threads = 0);
   // With a pool whose compiles may have started: tune_on_devices queues the first job's first
-  // round before the context exists (tuner/first_round.hpp).
+  // round before the context exists (tuner/first_round.hpp). Null: a pool of its own, as above.
   Tuner(const jit::Context& ctx, TuningCache& cache, std::shared_ptr<CompilePool> pool);
   ~Tuner();
   Tuner(const Tuner&) = delete;
