@@ -8,11 +8,13 @@ size; quantized: the bytes the tuned kernel reads per call), the tuned kernel's 
 microseconds per call in graph mode, tuned / cuBLAS and untuned / cuBLAS (bench's "untuned"
 variant where it has one: the nearest other tuned shape's config, what a server runs for a
 shape with no entry of its own; else its "default" variant: the analytic default config, what a
-shape with no cache entry and no tuned neighbour runs), and the tuned kernel's share of the
-read ceiling bench measured. A last column names the bars a row misses:
+shape with no cache entry and no tuned neighbour runs), default / cuBLAS (the "default" variant
+alone: what a server with an empty cache runs), and the tuned kernel's share of the read
+ceiling bench measured. A last column names the bars a row misses:
 
   tuned        tuned / cuBLAS < 1.05
   untuned      untuned default / cuBLAS < 0.95
+  empty-cache  default / cuBLAS < 0.95 (issue 14's untuned bar read as "nothing tuned at all")
   few-row      bf16, N < 64 and K about 8192 (6144..10240), tuned > 2.5 us per call
   k3-ceiling   K = 3 (mod 8) and about 33 MB of weights (25..45 MB), tuned < 80% of the ceiling
 
@@ -35,7 +37,7 @@ FEW_ROW_K = (6144, 10240)
 K3_CEILING_PCT = 80.0
 K3_BYTES = (25e6, 45e6)
 ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
-BAR_NAMES = ("tuned", "untuned", "few-row", "k3-ceiling")
+BAR_NAMES = ("tuned", "untuned", "empty-cache", "few-row", "k3-ceiling")
 
 
 class BadInput(Exception):
@@ -79,7 +81,8 @@ def rows_of(doc, label):
         except (KeyError, ValueError, AttributeError) as e:
             raise BadInput(f"{label}: bad shape entry {entry!r}: {e}") from None
         tuned, cublas = _variant(entry, "tuned"), _variant(entry, "cuBLAS")
-        default = _variant(entry, "untuned") or _variant(entry, "default")
+        analytic = _variant(entry, "default")
+        default = _variant(entry, "untuned") or analytic
         if tuned is None or cublas is None:
             raise BadInput(f"{label}: {entry['shape']} at M = {m} lacks the tuned or the cuBLAS variant")
         if weights == "dense" and dtype in ELEMENT_BYTES:
@@ -96,6 +99,7 @@ def rows_of(doc, label):
             "tuned_eager_x": (cublas["eager_us"] / tuned["eager_us"]
                               if tuned.get("eager_us") and cublas.get("eager_us") else None),
             "untuned_x": cublas["graph_us"] / default["graph_us"] if default else None,
+            "default_x": cublas["graph_us"] / analytic["graph_us"] if analytic else None,
             "pct": pct, "source": entry.get("source", ""),
         }
         row["fails"] = failed_bars(row)
@@ -124,6 +128,8 @@ def failed_bars(row):
         fails.append("tuned")
     if row["untuned_x"] is not None and row["untuned_x"] < UNTUNED_BAR:
         fails.append("untuned")
+    if row["default_x"] is not None and row["default_x"] < UNTUNED_BAR:
+        fails.append("empty-cache")
     if (row["dtype"] == "bf16" and row["n"] < FEW_ROW_N and FEW_ROW_K[0] <= row["k"] <= FEW_ROW_K[1]
             and row["tuned_us"] > FEW_ROW_US):
         fails.append("few-row")
@@ -151,12 +157,13 @@ def render(rows):
     """The markdown table and the summary lines, as one string."""
     several = len({r["file"] for r in rows}) > 1
     head = (["file"] if several else []) + ["shape (N x K)", "MiB", "M", "tuned us", "cuBLAS us", "tuned / cuBLAS",
-                                            "untuned / cuBLAS", "% of read ceiling", "misses"]
+                                            "untuned / cuBLAS", "default / cuBLAS", "% of read ceiling", "misses"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     for r in rows:
         cells = ([r["file"]] if several else []) + [
             r["shape"], _mib(r["bytes"]), str(r["m"]), f"{r['tuned_us']:.2f}", f"{r['cublas_us']:.2f}",
             f"{r['tuned_x']:.2f}x", _fmt(r["untuned_x"], ".2f") + ("x" if r["untuned_x"] is not None else ""),
+            _fmt(r["default_x"], ".2f") + ("x" if r["default_x"] is not None else ""),
             _fmt(r["pct"], ".1f"), ("**" + ", ".join(r["fails"]) + "**") if r["fails"] else ""]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -166,11 +173,13 @@ def render(rows):
         lines.append(f"M = {m}: {len(at_m)} rows, geometric mean tuned {_fmt(gt, '.3f')}x cuBLAS, "
                      f"untuned {_fmt(gu, '.3f')}x")
     bars = {"tuned": f">= {TUNED_BAR}x cuBLAS tuned", "untuned": f">= {UNTUNED_BAR}x cuBLAS untuned",
+            "empty-cache": f">= {UNTUNED_BAR}x cuBLAS on the analytic default, nothing tuned",
             "few-row": f"N < {FEW_ROW_N}, K ~ 8192 (bf16) <= {FEW_ROW_US} us",
             "k3-ceiling": f"~33 MB with K = 3 (mod 8) >= {K3_CEILING_PCT:.0f}% of the read ceiling"}
     applies = {"few-row": lambda r: r["dtype"] == "bf16" and r["n"] < FEW_ROW_N and FEW_ROW_K[0] <= r["k"] <= FEW_ROW_K[1],
                "k3-ceiling": lambda r: r["k"] % 8 == 3 and K3_BYTES[0] <= r["bytes"] <= K3_BYTES[1],
-               "untuned": lambda r: r["untuned_x"] is not None}
+               "untuned": lambda r: r["untuned_x"] is not None,
+               "empty-cache": lambda r: r["default_x"] is not None}
     for name in BAR_NAMES:
         checked = [r for r in rows if applies.get(name, lambda r: True)(r)]
         missed = [r for r in checked if name in r["fails"]]

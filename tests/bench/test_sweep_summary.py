@@ -52,9 +52,9 @@ def test_recorded_h200_bench_file():
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("| shape (N x K) | MiB | M | tuned us | cuBLAS us | tuned / cuBLAS | untuned / cuBLAS")
-    assert "| 4096x4096 | 32.0 | 1 | 9.04 | 12.79 | 1.42x | 1.33x | 81.8 |  |" in lines
-    assert "| 4096x4096 | 32.0 | 2 | 10.72 | 12.73 | 1.19x | 0.91x | 69.0 | **untuned** |" in lines
-    assert "| 128256x4096 | 1002 | 1 | 231.07 | 247.89 | 1.07x | 1.04x | 100.2 |  |" in lines
+    assert "| 4096x4096 | 32.0 | 1 | 9.04 | 12.79 | 1.42x | 1.33x | 1.33x | 81.8 |  |" in lines
+    assert "| 4096x4096 | 32.0 | 2 | 10.72 | 12.73 | 1.19x | 0.91x | 0.91x | 69.0 | **untuned, empty-cache** |" in lines
+    assert "| 128256x4096 | 1002 | 1 | 231.07 | 247.89 | 1.07x | 1.04x | 1.04x | 100.2 |  |" in lines
     assert sum(1 for line in lines if line.startswith("| ")) == 2 + 35  # header, rule, one row per (shape, M)
     # The script's geometric means are bench's own (same ratios, graph mode).
     with open(RECORDED) as f:
@@ -80,7 +80,7 @@ def test_each_bar_is_marked(tmp_path):
     rows = {r["shape"]: r for r in sweep_summary.rows_of(doc, "doc")}
     assert rows["4096x4096"]["fails"] == []
     assert rows["3584x4096"]["fails"] == ["tuned"]
-    assert rows["512x3584"]["fails"] == ["untuned"]
+    assert rows["512x3584"]["fails"] == ["untuned", "empty-cache"]  # no neighbour: the default is both
     assert rows["32x8192"]["fails"] == ["few-row"]
     assert rows["16x14336"]["fails"] == []
     assert rows["4097x4099"]["fails"] == ["k3-ceiling"]
@@ -91,9 +91,9 @@ def test_each_bar_is_marked(tmp_path):
     path = write(tmp_path, "bench_families.json", doc)
     rc, out, _ = run(path, "--check")
     assert rc == 1
-    assert "| 32x8192 | 0.50 | 1 | 2.60 | 4.00 | 1.54x | 1.48x | 22.0 | **few-row** |" in out
-    assert "| 4097x4099 | 32.0 | 1 | 9.00 | 12.00 | 1.33x | 1.20x | 75.0 | **k3-ceiling** |" in out
-    assert "| 3x4096 | 0.02 | 1 | 2.00 | 3.00 | 1.50x | - | 22.0 |  |" in out
+    assert "| 32x8192 | 0.50 | 1 | 2.60 | 4.00 | 1.54x | 1.48x | 1.48x | 22.0 | **few-row** |" in out
+    assert "| 4097x4099 | 32.0 | 1 | 9.00 | 12.00 | 1.33x | 1.20x | 1.20x | 75.0 | **k3-ceiling** |" in out
+    assert "| 3x4096 | 0.02 | 1 | 2.00 | 3.00 | 1.50x | - | - | 22.0 |  |" in out
     assert "bar few-row (N < 64, K ~ 8192 (bf16) <= 2.5 us): 0/1 rows meet it; missed by 32x8192 M=1" in out
     assert "bar k3-ceiling (~33 MB with K = 3 (mod 8) >= 80% of the read ceiling): 0/1 rows meet it" in out
     assert "bar untuned (>= 0.95x cuBLAS untuned): 6/7 rows meet it; missed by 512x3584 M=1" in out
@@ -116,7 +116,22 @@ def test_untuned_variant_is_preferred_to_the_default(tmp_path):
     e["variants"].insert(2, variant("untuned", 13.0))  # the nearest shape's config: 0.92x
     rc, out, err = run(write(tmp_path, "u.json", document(e)), "--check")
     assert rc == 1, out + err
-    assert "| 0.92x |" in out and "**untuned**" in out
+    assert "| 0.92x | 1.20x |" in out and "**untuned**" in out
+
+
+def test_an_empty_cache_is_its_own_bar(tmp_path):
+    # A tuned neighbour serves the shape at 1.09x, but with nothing tuned the analytic default
+    # runs 0.88x (the H200's 14336x3584, 2026-12-06): the untuned bar holds, the empty-cache one not.
+    e = entry("14336x3584", 24.1, 26.7, 30.1)
+    e["variants"].insert(2, variant("untuned", 24.5))
+    rows = sweep_summary.rows_of(document(e), "doc")
+    assert rows[0]["fails"] == ["empty-cache"]
+    rc, out, err = run(write(tmp_path, "e.json", document(e)), "--check")
+    assert rc == 1, out + err
+    assert "| 14336x3584 | 98.0 | 1 | 24.10 | 26.70 | 1.11x | 1.09x | 0.89x |" in out
+    assert "bar untuned (>= 0.95x cuBLAS untuned): 1/1 rows meet it" in out
+    assert ("bar empty-cache (>= 0.95x cuBLAS on the analytic default, nothing tuned): 0/1 rows meet it; "
+            "missed by 14336x3584 M=1") in out
 
 
 @pytest.mark.parametrize("content, message", [
