@@ -7,8 +7,8 @@
 #           (about 160 s on the H200 on 2026-12-06)
 #   suites  quick, test_timing_gpu, the batched suite with every 17th config and the quantized one
 #           with every 101st (about 330 s)
-#   quant   benchquant and python (about 170 s)
-#   peers   peers, then decodequant, which prints issue 12's table once benchquant ran (about 390 s)
+#   quant   benchquant and python (about 230 s)
+#   peers   peers, then decodequant, which prints issue 12's table once benchquant ran (about 320 s)
 # Carry the bench pack (scripts/pack_for_gpu.sh build build-gpu/q none) with .carry/gemlite_pkg and
 # .carry/pylib for bars, quant and peers, the suites' pack (... build-gpu/h test_gemv_gpu
 # test_tuner_gpu test_runtime test_cli test_timing_gpu test_gemv_batch_gpu test_gemv_quant_gpu)
