@@ -331,8 +331,39 @@ bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuM
   return std::min(call, slice * warp_slots) <= gpu.l2_bytes;
 }
 
+namespace {
+// A CUDA-core block of four or more warps along K whose warps issue fewer than 8 loads along a
+// row (kShortWarpLoads): each warp's share of K is a few trips. The model takes these for as
+// fast as the rest, and on the recorded M = 1 sweeps they run slower than it says, more so the
+// fewer loads a warp and the more warps a block holds (measured over predicted on the H200's
+// families candidates: four along K, one load a trip, 1.08-1.33 with 3-4 loads a warp-row
+// against 1.10-1.18 with 8-19; one warp along K 1.07-1.13), the look of a block whose slot waits
+// for its slowest warp. As the untuned default, 14336x3584's `t256_r2_kw4_v16_u1` ran 0.88x
+// cuBLAS on the H200 in three leases (1.245x the best measured; 1.109x on the H100).
+constexpr long long kShortWarpLoads = 8;
+bool short_warp_k_block(const KernelConfig& c, DType t, const Shape& s) {
+  if (c.family != Family::cuda_core || c.k_warps < 4) return false;
+  const double chunk_elems = c.lanes_per_row * static_cast<double>(c.vec_bytes) / static_cast<double>(dtype_size(t));
+  const auto row_chunks = static_cast<long long>(std::ceil(std::ceil(static_cast<double>(s.k) / c.split_k) / chunk_elems));
+  const long long own = (row_chunks + c.k_warps - 1) / c.k_warps;  // the first warp's, the most
+  return (own + c.unroll - 1) / c.unroll * c.unroll < kShortWarpLoads;
+}
+}  // namespace
+
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, int m, WeightFormat w) {
   std::vector<KernelConfig> space = search_space_for(t, s, m, w);
+  // Dense at M = 1: not the short-warp blocks above, where the space has anything else. Left out
+  // of the default alone (the tuner still measures them), over the five recorded M = 1 sweeps
+  // the defaults come nearer the best or stay: the H200's families candidates 1.1205 ->
+  // 1.1010x the best (14336x3584 1.245 -> 1.001x, 4608x3584 1.137 -> 1.068x), the H100's
+  // 1.0879 -> 1.0793x, `h200_bf16_trips_pdl.csv` 1.0756 -> 1.0673x, the other two unchanged
+  // (`Defaults.ShortWarpBlocksAreNotTheDefault`). The H200 has not run these defaults yet.
+  if (m == 1 && w == WeightFormat::dense) {
+    std::vector<KernelConfig> kept;
+    for (const KernelConfig& c : space)
+      if (!short_warp_k_block(c, t, s)) kept.push_back(c);
+    if (!kept.empty()) space = std::move(kept);
+  }
   // Dense bf16/fp16 at M > 1: the tensor-core family's best. The space holds CUDA-core configs
   // there too (M = 2; the tuner measures both), but the model ranks them too well: in the H200
   // sweeps of every preset shape at M = 2 (bench/results/sweeps/h200_batch_da60bb8.csv)

@@ -147,7 +147,9 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
 
 // The untuned default: the model's best config of the default search space for this shape
 // and batch M; for dense bf16/fp16 at M > 1, of its tensor-core configs where it has any (the
-// model's CUDA-core estimate at M = 2 is optimistic there: see model.cpp).
+// model's CUDA-core estimate at M = 2 is optimistic there: see model.cpp); for dense weights at
+// M = 1, not of the CUDA-core blocks of four or more warps along K whose warps issue fewer than
+// 8 loads along a row, where it has others (the model is optimistic about those too).
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1,
                             WeightFormat w = WeightFormat::dense);
 

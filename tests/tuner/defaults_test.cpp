@@ -599,3 +599,31 @@ TEST(Defaults, SlowerMemoryNeedsTheH200sBytesInFlight) {
   gpu.read_ceiling_gbps = 1000;
   EXPECT_DOUBLE_EQ(estimate(c, DType::bf16, {8192, 4096}, gpu).latency_ns, 1200);
 }
+
+// At M = 1 the untuned default leaves out CUDA-core blocks of four or more warps along K whose
+// warps issue fewer than 8 loads along a row (tuner/model.cpp, short_warp_k_block): on the H200
+// 14336x3584's default was `t256_r2_kw4_v16_u1` (4 loads a warp-row), 0.88x cuBLAS and 1.245x
+// the best measured. Over the families candidates of both GPUs the defaults come nearer the
+// best (H200 1.1205 -> 1.1010x, H100 1.0879 -> 1.0793x), and where a warp's share of K is long
+// the same blocks stay eligible.
+TEST(Defaults, ShortWarpBlocksAreNotTheDefault) {
+  const DefaultsOverBest h200 = families_defaults_over_best(kResults + "sweeps/h200_families_candidates_01a2caf.csv", 4661, {});
+  const DefaultsOverBest h100 = families_defaults_over_best(kResults + "sweeps/h100_families_candidates_cef822e.csv", 3132, {});
+  std::printf("defaults over the best measured: H200 %.4f (%d shapes), H100 %.4f (%d)\n", h200.geomean, h200.shapes,
+              h100.geomean, h100.shapes);
+  EXPECT_GE(h200.shapes, 15);
+  EXPECT_GE(h100.shapes, 15);
+  EXPECT_LT(h200.geomean, 1.105);
+  EXPECT_LT(h100.geomean, 1.082);
+  GpuModelParams gpu;
+  gpu.read_ceiling_gbps = 4661;
+  const KernelConfig d = default_config(DType::bf16, {14336, 3584}, gpu);
+  EXPECT_FALSE(d.family == Family::cuda_core && d.k_warps >= 4) << to_string(d);
+  // 4096x11008: 11 loads a warp-row at four warps along K, one a trip; still the model's pick.
+  EXPECT_EQ(to_string(default_config(DType::bf16, {4096, 11008}, gpu)), "t256_r2_kw4_v16_u1_sk1_cs_pdl");
+  // The tuner's space keeps them: the rule is the default's alone.
+  bool in_space = false;
+  for (const KernelConfig& c : search_space_for(DType::bf16, {14336, 3584}))
+    in_space = in_space || to_string(c) == "t256_r2_kw4_v16_u1_sk1_cs_pdl";
+  EXPECT_TRUE(in_space);
+}
