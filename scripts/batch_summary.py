@@ -18,6 +18,10 @@ Bars (issue 11), each printed as met or missed, with what misses it:
                 time(M = 16) <= 1.15 time(M = 1)
   fp32          fp32, every M: >= 1.0x cuBLAS (graph)
   chain         bf16 chain at M = 8: >= 4100 GB/s and >= 1.12x cuBLAS's chain (--chain)
+Also printed, not issue 11's bars and not counted by --check: issue 14's untuned rule (>= 0.95x
+cuBLAS, graph) at every M, as `also untuned` (bench's "untuned" row where it has one, the
+nearest tuned shape's config; else its "default") and `also empty-cache` (the "default" row: the
+analytic default a server with nothing tuned runs).
 With --check the exit status is 1 when a bar is missed, 2 for unreadable input. Standard library only.
 """
 
@@ -29,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweep_summary import BadInput, geomean, read_chain, read_json, require_rows, rows_of  # noqa: E402  (one reader of bench --json)
 
 EVERY_SHAPE_X, MID_X, GEOMEAN_X, FP32_X = 1.0, 1.2, 1.2, 1.0
+UNTUNED_X = 0.95  # issue 14's
 MID_SHAPES = ("4096x4096", "1024x4096", "6144x4096")
 BATCH_FREE = {"14336x4096", "28672x4096", "4096x14336", "128256x4096"}
 BATCH_FREE_RATIO = {8: 1.10, 16: 1.15}
@@ -61,6 +66,9 @@ def check(rows):
     by_key = {(r["shape"], r["m"]): r for r in rows}
     for r in rows:
         what = f"{dtype} {r['shape']} M={r['m']}"
+        for name, x in (("untuned", r["untuned_x"]), ("empty-cache", r["default_x"])):
+            if x is not None:
+                bar(name, x >= UNTUNED_X, f"{what} {x:.3f}x")
         if dtype == "fp32":
             bar("fp32", r["tuned_x"] >= FP32_X, f"{what} {r['tuned_x']:.3f}x")
             continue
@@ -129,13 +137,18 @@ def main(argv=None):
         "batch-free": "time(M=8) <= 1.10, time(M=16) <= 1.15 x time(M=1) on the four large shapes",
         "fp32": f"fp32 >= {FP32_X}x at every M",
     }
+    also = {
+        "untuned": f"the nearest tuned shape's config, else the default, >= {UNTUNED_X}x cuBLAS",
+        "empty-cache": f"the analytic default alone, nothing tuned, >= {UNTUNED_X}x cuBLAS",
+    }
     missed = False
-    for name, text in texts.items():
+    for name, text in list(texts.items()) + list(also.items()):
         if name not in bars:
             continue
         count, misses = bars[name]
-        missed |= bool(misses)
-        print(f"bar {name} ({text}): {count - len(misses)}/{count} met"
+        if name in texts:
+            missed |= bool(misses)
+        print(f"{'bar' if name in texts else 'also'} {name} ({text}): {count - len(misses)}/{count} met"
               + (f"; missed by {', '.join(misses)}" if misses else ""))
     if chain is not None:
         ms, gbps, cublas_ms = chain

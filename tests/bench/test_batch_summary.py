@@ -89,6 +89,19 @@ def test_fp32_and_a_passing_chain(tmp_path):
     assert "bar every-shape" not in out  # fp32 has its own bar
 
 
+def test_untuned_and_empty_cache_are_printed_but_not_checked(tmp_path):
+    # Issue 14's 0.95x rule on bench's "untuned" and "default" rows: shown beside issue 11's bars,
+    # never a reason for --check to fail (the H200's 128256x4096 default at M = 16 ran 0.944x).
+    doc = document("bf16", ("4096x4096", 1, 8.0, 12.0), ("4096x4096", 16, 9.0, 12.0))
+    doc["shapes"][1]["variants"].insert(1, {"variant": "default", "graph_us": 12.7, "graph_gbps": 900.0, "eager_us": 12.7})
+    doc["shapes"][1]["variants"].insert(2, {"variant": "untuned", "graph_us": 11.0, "graph_gbps": 950.0, "eager_us": 11.0})
+    rc, out, err = run(write(tmp_path, "bf16.json", doc), "--check")
+    assert rc == 0, out + err
+    assert "also untuned (the nearest tuned shape's config, else the default, >= 0.95x cuBLAS): 1/1 met" in out
+    assert ("also empty-cache (the analytic default alone, nothing tuned, >= 0.95x cuBLAS): 0/1 met; "
+            "missed by bf16 4096x4096 M=16 0.945x") in out
+
+
 @pytest.mark.parametrize("doc, message", [
     ({"gpu": "x"}, "not a gemvtune bench --json document"),
     (document("bf16", ("4096x4096", 1, 4.0, 12.0), weights="int4g128"), "int4g128 weights; issue 11's bars are for dense"),
