@@ -30,6 +30,15 @@ bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w) {
   return c.family == Family::tensor_core && !is_quantized(w);
 }
 
+namespace {
+// The chunks (one load of a warp's lanes each) along a row of one split of K in the dense
+// CUDA-core loop: what estimate's issued loads and the default's short-warp rule count.
+long long dense_cuda_core_row_chunks(const KernelConfig& c, DType t, const Shape& s) {
+  const double chunk_elems = c.lanes_per_row * (c.vec_bytes / static_cast<double>(dtype_size(t)));
+  return static_cast<long long>(std::ceil(std::ceil(static_cast<double>(s.k) / c.split_k) / chunk_elems));
+}
+}  // namespace
+
 ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const GpuModelParams& gpu, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
   const bool quantized = is_quantized(w);
@@ -173,8 +182,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   double issued_loads = 1.0;
   bool short_trip = false;
   if (!tc && !quantized && !c.aligned_body) {
-    const double k_split = std::ceil(static_cast<double>(s.k) / c.split_k);
-    const long long row_chunks = static_cast<long long>(std::ceil(k_split / chunk_elems));
+    const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
     long long issued = 0;
     for (int kw = 0; kw < c.k_warps; ++kw) {
       const long long own = row_chunks > kw ? (row_chunks - kw + c.k_warps - 1) / c.k_warps : 0;
@@ -343,8 +351,7 @@ namespace {
 constexpr long long kShortWarpLoads = 8;
 bool short_warp_k_block(const KernelConfig& c, DType t, const Shape& s) {
   if (c.family != Family::cuda_core || c.k_warps < 4) return false;
-  const double chunk_elems = c.lanes_per_row * static_cast<double>(c.vec_bytes) / static_cast<double>(dtype_size(t));
-  const auto row_chunks = static_cast<long long>(std::ceil(std::ceil(static_cast<double>(s.k) / c.split_k) / chunk_elems));
+  const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
   const long long own = (row_chunks + c.k_warps - 1) / c.k_warps;  // the first warp's, the most
   return (own + c.unroll - 1) / c.unroll * c.unroll < kShortWarpLoads;
 }
