@@ -24,6 +24,7 @@ inline std::vector<SweepRow> read_sweep_rows(const std::string& path) {
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
+    if (line.rfind("shape,", 0) == 0) continue;  // the header again: files of several sweeps joined
     std::stringstream ss(line);
     SweepRow r;
     std::string us;

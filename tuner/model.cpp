@@ -181,6 +181,24 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // (K = 18944, 11008, 3072) from 1.20-1.35x to 1.07-1.09x.
   double issued_loads = 1.0;
   bool short_trip = false;
+  if (!tc && !quantized && c.aligned_body) {
+    // The aligned body issues only the loads a row has (its last trip is partial) and pays its
+    // own work on each warp's share of a row, GpuModelParams::aligned_body_trips of a trip. On
+    // the H200's sweep of every PDL `_al` config of 4097x4099 (time over the plain kernel's with
+    // the same knobs on 4096x4096, raw/86c2d50_h200_sweep_al_4097x4099_plain_4096x4096.csv) the
+    // ratio was 1.15 at one warp along K and u4 (16 loads a warp-row), 1.34 at two, 1.6 at four:
+    // about 2.5 loads a warp-row whatever its share; at u2 about 1, at u1 0.4-0.8. Least squares
+    // in log ratio: 0.4-0.6 of a trip where x's offset is compiled in (RMS 0.15-0.19), 0.6-0.8
+    // where it is picked at run time (0.22; u8 ran 1.40-1.52x, two rows a warp at u4 1.52-2.18x).
+    const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
+    const double trips = compiles_per_x_offset(c) ? gpu.aligned_body_trips : gpu.aligned_body_runtime_offset_trips;
+    double issued = 0;
+    for (int kw = 0; kw < c.k_warps; ++kw) {
+      const long long own = row_chunks > kw ? (row_chunks - kw + c.k_warps - 1) / c.k_warps : 0;
+      if (own > 0) issued += static_cast<double>(own) + trips * c.unroll;
+    }
+    if (row_chunks > 0) issued_loads = issued / static_cast<double>(row_chunks);
+  }
   if (!tc && !quantized && !c.aligned_body) {
     const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
     long long issued = 0;
@@ -365,10 +383,22 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // 1.1010x the best (14336x3584 1.245 -> 1.001x, 4608x3584 1.137 -> 1.068x), the H100's
   // 1.0879 -> 1.0793x, `h200_bf16_trips_pdl.csv` 1.0756 -> 1.0673x, the other two unchanged
   // (`Defaults.ShortWarpBlocksAreNotTheDefault`). The H200 has not run these defaults yet.
+  // Where rows are not 16-byte aligned (K x element size; the tuner's W has ld = K), a 16-byte
+  // config runs as its aligned-body twin (misaligned_variant), and the default is taken among
+  // the twins whose body is compiled once per x offset (compiles_per_x_offset: one row a warp,
+  // 4 loads), the aligned body's winners wherever it was tuned on the H200 (4097x4099, 4096x4093,
+  // 11008x4095: `t128_r1_kw1_v16_u4_al`). The model's charge for the others (aligned_body_trips)
+  // is a fit of wide spread (RMS log error 0.26-0.30), and among them it ranked u8 and two or
+  // four rows a warp first, 1.17-1.54x the best measured; among the per-offset twins its pick
+  // runs within 1.06x the best on the three shapes' tunes and the two sweeps of 4097x4099.
+  const bool misaligned_rows = s.k * static_cast<std::int64_t>(dtype_size(t)) % 16 != 0;
   if (m == 1 && w == WeightFormat::dense) {
     std::vector<KernelConfig> kept;
-    for (const KernelConfig& c : space)
-      if (!short_warp_k_block(c, t, s)) kept.push_back(c);
+    for (const KernelConfig& c : space) {
+      const bool runs_aligned_body = misaligned_rows && c.vec_bytes == 16;
+      if (!short_warp_k_block(c, t, s) && !(runs_aligned_body && !(c.aligned_body && compiles_per_x_offset(c))))
+        kept.push_back(c);
+    }
     if (!kept.empty()) space = std::move(kept);
   }
   // Dense bf16/fp16 at M > 1: the tensor-core family's best. The space holds CUDA-core configs

@@ -24,6 +24,13 @@ struct GpuModelParams {
   // (tuner/model.cpp, fitted on the whole-space sweep of 4852aee).
   double dense_tc_latency_ns = 1000;
   double dense_tc_unroll_cost = 0.025;  // of the stream, per halving of the unroll below 4
+  // The aligned body (al, rows not 16-byte aligned): what each warp's share of a row costs over
+  // the plain kernel's, in trips (unroll loads of the warp) issued beside its own loads: set-up,
+  // heads and tails, the last partial trip; more where x's offset is picked at run time
+  // (compiles_per_x_offset false). Fitted in tuner/model.cpp on the H200's sweep of every `_al`
+  // config of 4097x4099 against the plain kernel's same knobs on 4096x4096.
+  double aligned_body_trips = 0.9;
+  double aligned_body_runtime_offset_trips = 2.0;
   // Below this read ceiling both latencies above grow by latency_ceiling_gbps / ceiling (at
   // most 1.5x): a GPU with slower memory is taken to need about the bytes in flight the H200
   // needs, not fewer in proportion. Fitted to none of the H200's data (whose ceilings measure
@@ -149,7 +156,9 @@ std::vector<KernelConfig> rank_by_model(std::vector<KernelConfig> configs, DType
 // and batch M; for dense bf16/fp16 at M > 1, of its tensor-core configs where it has any (the
 // model's CUDA-core estimate at M = 2 is optimistic there: see model.cpp); for dense weights at
 // M = 1, not of the CUDA-core blocks of four or more warps along K whose warps issue fewer than
-// 8 loads along a row, where it has others (the model is optimistic about those too).
+// 8 loads along a row, where it has others (the model is optimistic about those too), and on
+// rows that are not 16-byte aligned (K x element size) only of the aligned-body configs whose
+// body is compiled once per x offset (compiles_per_x_offset), which run those rows fastest.
 KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu = {}, int m = 1,
                             WeightFormat w = WeightFormat::dense);
 

@@ -613,8 +613,8 @@ TEST(Defaults, ShortWarpBlocksAreNotTheDefault) {
               h100.geomean, h100.shapes);
   EXPECT_GE(h200.shapes, 15);
   EXPECT_GE(h100.shapes, 15);
-  EXPECT_LT(h200.geomean, 1.105);
-  EXPECT_LT(h100.geomean, 1.082);
+  EXPECT_LT(h200.geomean, 1.08);  // 1.0722 over 18 shapes (1.1010 over 16 before the aligned-body rule below)
+  EXPECT_LT(h100.geomean, 1.07);  // 1.0639 (1.0793)
   GpuModelParams gpu;
   gpu.read_ceiling_gbps = 4661;
   const KernelConfig d = default_config(DType::bf16, {14336, 3584}, gpu);
@@ -626,4 +626,61 @@ TEST(Defaults, ShortWarpBlocksAreNotTheDefault) {
   for (const KernelConfig& c : search_space_for(DType::bf16, {14336, 3584}))
     in_space = in_space || to_string(c) == "t256_r2_kw4_v16_u1_sk1_cs_pdl";
   EXPECT_TRUE(in_space);
+}
+
+// Rows that are not 16-byte aligned run a 16-byte config as its aligned-body twin, and the
+// default at M = 1 is taken among the twins compiled once per x offset (tuner/model.cpp,
+// default_config), which the model charges GpuModelParams::aligned_body_trips of a trip per
+// warp-row. Before, it ranked `t256_r1_kw1_v16_u8_al` first on 4097x4099 (8.75 us predicted;
+// 13.16-14.69 measured on the H200, 1.32-1.54x the best; in the families tune 12.66 us against
+// the best 9.58) because it charged the aligned body nothing. On the recorded tunes and sweeps
+// the default now runs within 1.06x the best measured, and the model's error over every `_al`
+// config of the sweeps falls from about 0.8 to below 0.35 (RMS in log time).
+TEST(Defaults, MisalignedRowsTakeThePerOffsetAlignedBody) {
+  GpuModelParams gpu;
+  gpu.read_ceiling_gbps = 4661;
+  std::map<std::string, std::map<std::string, double>> families;
+  for (const recorded::SweepRow& r : recorded::read_sweep_rows(kResults + "sweeps/h200_families_candidates_01a2caf.csv"))
+    families[r.shape][r.config] = r.us;
+  for (const char* shape_text : {"4097x4099", "4096x4093", "11008x4095"}) {
+    const Shape shape = parse_shape(shape_text);
+    const KernelConfig d = default_config(DType::bf16, shape, gpu);
+    EXPECT_TRUE(d.aligned_body && compiles_per_x_offset(d)) << shape_text << ": " << to_string(d);
+    const auto& t = families[shape_text];
+    ASSERT_FALSE(t.empty()) << shape_text;
+    double best = 1e30;
+    for (const auto& [config, us] : t) best = std::min(best, us);
+    const auto it = t.find(to_string(d));
+    ASSERT_NE(it, t.end()) << shape_text << ": the default " << to_string(d) << " was not measured";
+    EXPECT_LT(it->second / best, 1.06) << shape_text << ": " << to_string(d);
+  }
+  // Every dtype whose rows it leaves misaligned.
+  for (const DType t : {DType::f16, DType::f32})
+    EXPECT_TRUE(compiles_per_x_offset(default_config(t, {4097, 4099}, gpu))) << to_string(default_config(t, {4097, 4099}, gpu));
+  // Aligned rows keep the plain kernel.
+  EXPECT_FALSE(default_config(DType::bf16, {4096, 4096}, gpu).aligned_body);
+
+  // The two same-lease sweeps of every PDL `_al` config of 4097x4099.
+  for (const char* file : {"raw/0dc0765_h200_sweep_al_4097x4099_plain_4096x4096.csv",
+                           "raw/86c2d50_h200_sweep_al_4097x4099_plain_4096x4096.csv"}) {
+    std::map<std::string, double> t;
+    for (const recorded::SweepRow& r : recorded::read_sweep_rows(kResults + file))
+      if (r.shape == "4097x4099") t[r.config] = r.us;
+    ASSERT_GT(t.size(), 500u) << file;
+    double best = 1e30;
+    for (const auto& [config, us] : t) best = std::min(best, us);
+    const auto it = t.find(to_string(default_config(DType::bf16, {4097, 4099}, gpu)));
+    ASSERT_NE(it, t.end()) << file;
+    EXPECT_LT(it->second / best, 1.02) << file;
+    const auto rms = [&](const GpuModelParams& p) {
+      double sum = 0;
+      for (const auto& [config, us] : t) sum += std::pow(std::log(us / estimate(parse_config(config), DType::bf16, {4097, 4099}, p).time_us), 2);
+      return std::sqrt(sum / static_cast<double>(t.size()));
+    };
+    GpuModelParams free_body = gpu;
+    free_body.aligned_body_trips = free_body.aligned_body_runtime_offset_trips = 0;
+    std::printf("%s: RMS log error of the model %.3f (%.3f without the aligned body's charge)\n", file, rms(gpu), rms(free_body));
+    EXPECT_LT(rms(gpu), 0.35) << file;
+    EXPECT_GT(rms(free_body), 0.6) << file;
+  }
 }
