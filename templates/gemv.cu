@@ -177,7 +177,10 @@ struct AlignedRows {
 // Their weights are loaded before the body's first loads; they are added to the sums in the
 // first trip, once x may be read (after the PDL wait), so that their x is not one more round
 // trip at the end of every warp: on 4097x4099 (H200) that end cost 5-30% of the call, the more
-// the fewer trips a warp has (split K, warps along K).
+// the fewer trips a warp has (split K, warps along K). At m tile 1 their x is loaded before the
+// trip's body x and added after the trip's products (load_loose_x, add_loose_x), by every lane
+// (those past `count` read x[kb] and add nothing), so that the first trip waits for x once, not
+// twice: with PDL the first trip's weights have arrived by the wait, and its x is the wait.
 struct LooseElements {
   int count;  // warp-uniform; 0 once added (or where another warp of the row adds them)
   int e[GEMV_ROWS_PER_WARP];
@@ -199,6 +202,27 @@ __device__ __forceinline__ void add_loose(LooseElements& loose, const elem_t* x,
                           acc[r][mi]);
     }
 }
+
+#if GEMV_M_TILE == 1
+// The same in two steps at m tile 1: x of the loose elements into lx (every lane: those past
+// `count` read x[kb]), then, after the trip's products, their products.
+__device__ __forceinline__ void load_loose_x(const LooseElements& loose, const elem_t* x, int kb, int lane,
+                                             elem_t (&lx)[GEMV_ROWS_PER_WARP]) {
+  if (loose.count == 0) return;
+#pragma unroll
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) lx[r] = load_x_element(x + kb + (lane < loose.count ? loose.e[r] : 0));
+}
+
+__device__ __forceinline__ void add_loose_x(LooseElements& loose, const elem_t (&lx)[GEMV_ROWS_PER_WARP], int lane,
+                                            float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
+  if (loose.count == 0) return;
+  const bool mine = lane < loose.count;
+  loose.count = 0;
+#pragma unroll
+  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
+    acc[r][0] = fmaf(mine ? elem_to_float(loose.w[r]) : 0.f, elem_to_float(lx[r]), acc[r][0]);
+}
+#endif
 
 // One trip of the body loop: warp-wide loads c, c + KW, ... (U of them, all in flight before
 // the first use) of every row. LAST: the warp's remaining loads, fewer than U whole ones and the
@@ -225,8 +249,9 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
     for (int r = 0; r < R; ++r)
       if (ok[u]) wv[u][r] = load_weights(w.wbody[r] + (c + u * KW) * CHUNK);
   if (!waited) prefetch_then_wait(w.wbody, c + U * KW, full_chunks, lane, waited);
-  add_loose(loose, x, ldx, m, kb, lane, acc);
 #if GEMV_M_TILE == 1
+  elem_t lx[R];
+  load_loose_x(loose, x, kb, lane, lx);
   // x is read just before its use (L1 hits, while the weights come from HBM): holding all of a
   // trip's x blocks would cost 8 registers per load in flight and so blocks per SM.
 #pragma unroll
@@ -245,7 +270,10 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
 #pragma unroll
         for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
       }
+  add_loose_x(loose, lx, lane, acc);
 #else
+  // Several x rows: the loose elements at once (their x held across the trip spilled at m tile 4).
+  add_loose(loose, x, ldx, m, kb, lane, acc);
   // Several x rows: each weight vector is converted once and feeds MT rows of x.
   constexpr int MT = GEMV_M_TILE;
 #pragma unroll
