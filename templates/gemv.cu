@@ -177,10 +177,7 @@ struct AlignedRows {
 // Their weights are loaded before the body's first loads; they are added to the sums in the
 // first trip, once x may be read (after the PDL wait), so that their x is not one more round
 // trip at the end of every warp: on 4097x4099 (H200) that end cost 5-30% of the call, the more
-// the fewer trips a warp has (split K, warps along K). At m tile 1 their x is loaded before the
-// trip's body x and added after the trip's products (load_loose_x, add_loose_x), by every lane
-// (those past `count` read x[kb] and add nothing), so that the first trip waits for x once, not
-// twice: with PDL the first trip's weights have arrived by the wait, and its x is the wait.
+// the fewer trips a warp has (split K, warps along K).
 struct LooseElements {
   int count;  // warp-uniform; 0 once added (or where another warp of the row adds them)
   int e[GEMV_ROWS_PER_WARP];
@@ -203,37 +200,12 @@ __device__ __forceinline__ void add_loose(LooseElements& loose, const elem_t* x,
     }
 }
 
-#if GEMV_M_TILE == 1
-// The same in two steps at m tile 1: x of the loose elements into lx (every lane: those past
-// `count` read x[kb]), then, after the trip's products, their products.
-__device__ __forceinline__ void load_loose_x(const LooseElements& loose, const elem_t* x, int kb, int lane,
-                                             elem_t (&lx)[GEMV_ROWS_PER_WARP]) {
-  if (loose.count == 0) return;
-#pragma unroll
-  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r) lx[r] = load_x_element(x + kb + (lane < loose.count ? loose.e[r] : 0));
-}
-
-__device__ __forceinline__ void add_loose_x(LooseElements& loose, const elem_t (&lx)[GEMV_ROWS_PER_WARP], int lane,
-                                            float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
-  if (loose.count == 0) return;
-  const bool mine = lane < loose.count;
-  loose.count = 0;
-#pragma unroll
-  for (int r = 0; r < GEMV_ROWS_PER_WARP; ++r)
-    acc[r][0] = fmaf(mine ? elem_to_float(loose.w[r]) : 0.f, elem_to_float(lx[r]), acc[r][0]);
-}
-#endif
-
 // One trip of the body loop: warp-wide loads c, c + KW, ... (U of them, all in flight before
 // the first use) of every row. LAST: the warp's remaining loads, fewer than U whole ones and the
 // last, partial one (lanes below rest), so the tail of the body also has all its loads in flight.
 // XS >= 0: x's byte offset in its blocks, known at compile time (one row per warp at m = 1, see
 // aligned_body_loops); -1: each row's own, w.xs[r], at run time.
-// FIRST: the trip may be the warp's first, so it waits for the previous grid and adds the loose
-// elements where that is still to do (run-time checks); the warp's other whole trips leave both
-// out (the checks and the loose elements' predicated loads and products cost 6-9 instructions a
-// trip of the loop, about 137 against the plain kernel's 117 at u4).
-template <bool LAST, int XS, bool FIRST = true>
+template <bool LAST, int XS>
 __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const elem_t* x, long long ldx, int m,
                                                   int kb, int lane, int c, int full_chunks, int rest, bool& waited,
                                                   LooseElements& loose,
@@ -246,24 +218,15 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
     const int cu = c + u * KW;
     ok[u] = !LAST || cu < full_chunks || (cu == full_chunks && lane < rest);
   }
-  // This trip's rows and x blocks, each load at a constant offset from them (immediate offsets;
-  // (c + u KW) CHUNK as one index had each load's address built anew in 64 bits).
-  const elem_t* wt[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) wt[r] = w.wbody[r] + c * CHUNK;
   vec_t wv[U][R];
 #pragma unroll
   for (int u = 0; u < U; ++u)
 #pragma unroll
     for (int r = 0; r < R; ++r)
-      if (ok[u]) wv[u][r] = load_weights(wt[r] + u * KW * CHUNK);
-  if (FIRST && !waited) prefetch_then_wait(w.wbody, c + U * KW, full_chunks, lane, waited);
+      if (ok[u]) wv[u][r] = load_weights(w.wbody[r] + (c + u * KW) * CHUNK);
+  if (!waited) prefetch_then_wait(w.wbody, c + U * KW, full_chunks, lane, waited);
+  add_loose(loose, x, ldx, m, kb, lane, acc);
 #if GEMV_M_TILE == 1
-  const elem_t* xt[R];  // after the wait: the pf loop before it has no registers to spare
-#pragma unroll
-  for (int r = 0; r < R; ++r) xt[r] = w.xblock[r] + c * CHUNK;
-  elem_t lx[R];
-  if (FIRST) load_loose_x(loose, x, kb, lane, lx);
   // x is read just before its use (L1 hits, while the weights come from HBM): holding all of a
   // trip's x blocks would cost 8 registers per load in flight and so blocks per SM.
 #pragma unroll
@@ -271,7 +234,7 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
 #pragma unroll
     for (int r = 0; r < R; ++r)
       if (ok[u]) {
-        const elem_t* b = xt[r] + u * KW * CHUNK;
+        const elem_t* b = w.xblock[r] + (c + u * KW) * CHUNK;
         float wf[VE], xf[VE];
         vec_to_floats(wv[u][r], wf);
         const vec_t lo = load_x(b);
@@ -282,10 +245,7 @@ __device__ __forceinline__ void aligned_body_trip(const AlignedRows& w, const el
 #pragma unroll
         for (int e = 0; e < VE; ++e) acc[r][0] = fmaf(wf[e], xf[e], acc[r][0]);
       }
-  if (FIRST) add_loose_x(loose, lx, lane, acc);
 #else
-  // Several x rows: the loose elements at once (their x held across the trip spilled at m tile 4).
-  if (FIRST) add_loose(loose, x, ldx, m, kb, lane, acc);
   // Several x rows: each weight vector is converted once and feeds MT rows of x.
   constexpr int MT = GEMV_M_TILE;
 #pragma unroll
@@ -315,16 +275,9 @@ __device__ __forceinline__ void aligned_body_loop(const AlignedRows& w, const el
                                                   LooseElements& loose,
                                                   float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
   constexpr int U = GEMV_UNROLL, KW = GEMV_K_WARPS;
-  // The first whole trip apart (FIRST), the others without its checks; not with the L2
-  // prefetch (pf), whose loop in a trip of its own spilled at 64 registers (fp16, kw2 u4).
-  constexpr bool PEEL = !GEMV_PREFETCH_L2;
   int c = kw;
-  if (PEEL && c + (U - 1) * KW < full_chunks) {
-    aligned_body_trip<false, XS>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
-    c += U * KW;
-  }
   for (; c + (U - 1) * KW < full_chunks; c += U * KW)
-    aligned_body_trip<false, XS, !PEEL>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
+    aligned_body_trip<false, XS>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
   if (c < full_chunks + (rest > 0 ? 1 : 0))
     aligned_body_trip<true, XS>(w, x, ldx, m, kb, lane, c, full_chunks, rest, waited, loose, acc);
 }
@@ -356,7 +309,7 @@ __device__ __forceinline__ void aligned_body_loops(unsigned xs, const AlignedRow
 __device__ __forceinline__ void accumulate_aligned_body(const GemvSegments& seg, const elem_t* x, long long ldx,
                                                         int m, int n, int k, int kb, int ke, int row0, int lane,
                                                         int kw, float (&acc)[GEMV_ROWS_PER_WARP][GEMV_M_TILE]) {
-  constexpr int R = GEMV_ROWS_PER_WARP, KW = GEMV_K_WARPS, VE = GEMV_VE;
+  constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, VE = GEMV_VE;
   constexpr int MT = GEMV_M_TILE;
   // Body loads per row: as many as fit in every row's [kb + head, min(ke, K - VE + 1)).
   const int limit = min(ke, k - (VE - 1));

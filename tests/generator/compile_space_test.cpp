@@ -59,7 +59,7 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
   // The worst known spills of fp32 and bf16 (known_small_spill), so that they are held to their
   // bounds whatever the sample.
   if (t == DType::f32) kernels.push_back(parse_config("t128_r4_kw2_v16_u2_sk1_cs_ln8_m16"));
-  if (t == DType::bf16) kernels.push_back(parse_config("t256_r1_kw4_v16_u4_sk1_cs_pdl_pf_al"));
+  if (t == DType::bf16) kernels.push_back(parse_config("t128_r1_kw4_v16_u4_sk1_cs_pdl_al"));
   // Fallback widths for misaligned operands, on a few representative kernels.
   for (int vec : {2, 4, 8})
     for (const char* base : {"t128_r1_kw1_v16_u2_sk1_cs", "t256_r4_kw2_v16_u2_sk1_nc", "t64_r2_kw1_v16_u8_sk1_cs_pdl",
@@ -86,20 +86,17 @@ std::vector<KernelConfig> kernels_to_check(DType t) {
 //   every spill store comes before the main loop and every load after it, inside no loop: a few
 //   bytes a thread once a call. Their PDL twins (248 registers, no spill) were the H200's fp32
 //   winners at M = 16 (2026-12-05 14:40). More than 48 bytes fails the test.
-// - bf16's aligned body with PDL and the L2 prefetch, one row a warp, four warps along K and
-//   four loads at 256 threads (t256_r1_kw4_v16_u4_sk1_cs_pdl_pf_al), which gemv.cu holds at 64
-//   registers: 4 bytes, one store at the kernel's start and one load at its end, inside no loop
-//   (SASS; since 2026-12-06, when the body's trips took their addresses from one pointer a trip;
-//   t128_r1_kw4_v16_u4_sk1_cs_pdl_al spilled so before and fits now). Every other aligned-body
-//   kernel of bf16, fp16 and fp32 at M = 1 to 16 fits 64 (all 2016 compiled, NVRTC 13.0). More
-//   than 8 bytes fails the test.
+// - bf16's aligned body with PDL, one row a warp, four warps along K and four loads at 128
+//   threads (t128_r1_kw4_v16_u4_sk1_cs_pdl_al), which gemv.cu holds at 64 registers: 4 bytes,
+//   one store at the kernel's start and one load at its end, inside no loop (SASS). Every other
+//   aligned-body kernel of bf16, fp16 and fp32 fits 64. More than 8 bytes fails the test.
 bool known_small_spill(const KernelConfig& c, DType t, WeightFormat w, const jit::CompiledKernel& k) {
   const auto within = [&](int bytes) { return k.spill_store_bytes <= bytes && k.spill_load_bytes <= bytes; };
   if (runs_int4_line_loads(c, w))
     return c.threads == 128 && c.rows_per_warp == 1 && c.k_warps == 1 && c.unroll == 2 && within(8);
   if (c.aligned_body)
-    return t == DType::bf16 && c.pdl && c.prefetch_l2 && c.threads == 256 && c.rows_per_warp == 1 && c.k_warps == 4 &&
-           c.unroll == 4 && c.m_tile == 1 && within(8);
+    return t == DType::bf16 && c.pdl && c.threads == 128 && c.rows_per_warp == 1 && c.k_warps == 4 && c.unroll == 4 &&
+           c.m_tile == 1 && within(8);
   return t == DType::f32 && !is_quantized(w) && c.family == Family::cuda_core && !c.pdl && c.threads == 128 &&
          c.rows_per_warp == 4 && c.unroll == 2 && c.m_tile >= 14 && within(48);
 }
