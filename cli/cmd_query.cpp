@@ -58,13 +58,28 @@ int cmd_query(const std::vector<std::string>& args) {
   const Resolved r = resolve_config(cache ? &*cache : nullptr, gpu, shape, dtype, batch, weights);
   const TuneJob job{shape, dtype, batch, weights};
 
+  // What the runtime launches on this shape's own rows (ld = K, x rows at ldx = K, 16-byte
+  // aligned bases): where those rows are not 16-byte aligned a 16-byte config runs as its
+  // aligned-body twin (misaligned_variant), a tensor-core one on CUDA cores.
+  const int width = is_quantized(weights) ? r.config.vec_bytes
+                                          : widest_aligned_vec_bytes(r.config, dtype, 0, shape.k, 0, batch > 1 ? shape.k : 0);
+  const KernelConfig runs_as = misaligned_variant(r.config, width);
+  const bool twin = !(runs_as == r.config);
+  using report::Json;
+
   if (vm.count("json")) {
-    std::cout << cache::json_text(report::query_json(job, gpu, r, path), 2) << "\n";
+    Json out = report::query_json(job, gpu, r, path);
+    out["runs_as"] = twin ? Json(to_string(runs_as)) : Json(nullptr);
+    std::cout << cache::json_text(out, 2) << "\n";
     return kOk;
   }
   std::cout << to_string(job) << (batch > 1 ? " (M x N x K)" : "") << " on " << gpu.key() << " (templates "
             << template_version() << "):\n";
   std::cout << "  config  " << to_string(r.config) << "\n";
+  if (twin)
+    std::cout << "  runs as " << to_string(runs_as) << " on rows of ld = K, which are not " << r.config.vec_bytes
+              << "-byte aligned" << (r.config.family == Family::tensor_core ? " (CUDA cores: tensor cores need aligned rows)" : "")
+              << "\n";
   std::cout << "  source  " << r.source_text << (cache ? "" : " (no cache at " + path + ")") << "\n";
   if (r.record) {
     std::cout << "  stored  " << fixed("%.2f", r.record->time_us) << " us, " << fixed("%.0f", r.record->gbps)
@@ -82,7 +97,7 @@ int cmd_query(const std::vector<std::string>& args) {
     std::cout << "  stored  nothing tuned for "
               << (weights == WeightFormat::dense ? std::string() : std::string(to_string(weights)) + " weights on ")
               << "this GPU model and templates; the model estimates "
-              << fixed("%.2f", estimate(r.config, dtype, shape, model, weights).time_us) << " us\n";
+              << fixed("%.2f", estimate(runs_as, dtype, shape, model, weights).time_us) << " us\n";
   }
   return kOk;
 }
