@@ -181,33 +181,31 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // (K = 18944, 11008, 3072) from 1.20-1.35x to 1.07-1.09x.
   double issued_loads = 1.0;
   bool short_trip = false;
-  if (!tc && !quantized && c.aligned_body) {
-    // The aligned body issues only the loads a row has (its last trip is partial) and pays its
-    // own work on each warp's share of a row, GpuModelParams::aligned_body_trips of a trip. On
-    // the H200's sweep of every PDL `_al` config of 4097x4099 (time over the plain kernel's with
-    // the same knobs on 4096x4096, raw/86c2d50_h200_sweep_al_4097x4099_plain_4096x4096.csv) the
-    // ratio was 1.15 at one warp along K and u4 (16 loads a warp-row), 1.34 at two, 1.6 at four:
-    // about 2.5 loads a warp-row whatever its share; at u2 about 1, at u1 0.4-0.8. Least squares
-    // in log ratio: 0.4-0.6 of a trip where x's offset is compiled in (RMS 0.15-0.19), 0.6-0.8
-    // where it is picked at run time (0.22; u8 ran 1.40-1.52x, two rows a warp at u4 1.52-2.18x).
+  // The aligned body (al) issues only the loads a row has (its last trip is partial) and pays
+  // its own work on each warp's share of a row: GpuModelParams::aligned_body_trips of a trip
+  // where x's offset is compiled in, aligned_body_runtime_offset_trips where it is picked at run
+  // time. On the H200's sweep of every PDL `_al` config of 4097x4099 against the plain kernel's
+  // same knobs on 4096x4096 (raw/86c2d50_h200_sweep_al_4097x4099_plain_4096x4096.csv) the ratio
+  // was 1.15 at one warp along K and u4 (16 loads a warp-row), 1.34 at two, 1.6 at four: about
+  // 2.5 loads a warp-row whatever its share; u8 (offset at run time) 1.40-1.52x, two rows a
+  // warp at u4 1.52-2.18x. The shipped 0.9 and 2.0 are least-squares fits of the model's own
+  // error over that sweep's and 0dc0765's `_al` rows (RMS log 0.21-0.22 and 0.26-0.30;
+  // docs/tuning.md, "The aligned body's default").
+  if (!tc && !quantized) {
     const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
-    const double trips = compiles_per_x_offset(c) ? gpu.aligned_body_trips : gpu.aligned_body_runtime_offset_trips;
+    const double body_trips =
+        compiles_per_x_offset(c) ? gpu.aligned_body_trips : gpu.aligned_body_runtime_offset_trips;
     double issued = 0;
     for (int kw = 0; kw < c.k_warps; ++kw) {
       const long long own = row_chunks > kw ? (row_chunks - kw + c.k_warps - 1) / c.k_warps : 0;
-      if (own > 0) issued += static_cast<double>(own) + trips * c.unroll;
+      if (c.aligned_body) {
+        if (own > 0) issued += static_cast<double>(own) + body_trips * c.unroll;
+      } else {
+        issued += static_cast<double>((own + c.unroll - 1) / c.unroll * c.unroll);
+        short_trip = short_trip || own < c.unroll;
+      }
     }
     if (row_chunks > 0) issued_loads = issued / static_cast<double>(row_chunks);
-  }
-  if (!tc && !quantized && !c.aligned_body) {
-    const long long row_chunks = dense_cuda_core_row_chunks(c, t, s);
-    long long issued = 0;
-    for (int kw = 0; kw < c.k_warps; ++kw) {
-      const long long own = row_chunks > kw ? (row_chunks - kw + c.k_warps - 1) / c.k_warps : 0;
-      issued += (own + c.unroll - 1) / c.unroll * c.unroll;
-      short_trip = short_trip || own < c.unroll;
-    }
-    if (row_chunks > 0) issued_loads = static_cast<double>(issued) / static_cast<double>(row_chunks);
   }
   const double unroll_cost =
       dense_tc && c.unroll < 4 ? 1.0 + gpu.dense_tc_unroll_cost * std::log2(4.0 / c.unroll) : 1.0;
@@ -397,8 +395,8 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
     std::vector<KernelConfig> kept;
     for (const KernelConfig& c : space) {
       const bool runs_aligned_body = misaligned_rows && c.vec_bytes == 16;
-      if (!short_warp_k_block(c, t, s) && !(runs_aligned_body && !(c.aligned_body && compiles_per_x_offset(c))))
-        kept.push_back(c);
+      const bool per_offset_body = c.aligned_body && compiles_per_x_offset(c);
+      if (!short_warp_k_block(c, t, s) && (!runs_aligned_body || per_offset_body)) kept.push_back(c);
     }
     if (!kept.empty()) space = std::move(kept);
   }
