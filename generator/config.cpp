@@ -194,8 +194,12 @@ std::optional<std::string> why_invalid(const KernelConfig& c) {
     return "L2 prefetch (pf) is issued while waiting on the previous kernel, so it needs pdl";
   if (c.m_tile < 1 || c.m_tile > kMaxBatch)
     return "m tile " + to_string(c.m_tile) + " is outside 1.." + to_string(kMaxBatch);
-  if (c.aligned_body && (c.family != Family::cuda_core || c.vec_bytes != 16))
-    return "the aligned body (al) is a knob of the CUDA-core family with 16-byte loads";
+  if (c.aligned_body && c.vec_bytes != 16) return "the aligned body (al) is a knob of 16-byte loads";
+  // Tensor cores on misaligned rows (templates/gemv_tcal.cu): 16-row tiles of rows 8 apart, at
+  // m tile > 1 (at 1 the CUDA-core aligned body runs them).
+  if (c.aligned_body && c.family == Family::tensor_core &&
+      (c.m_tile == 1 || c.tile_rows != 16 || c.ring || c.prefetch_l2 || c.reg_cap))
+    return "the tensor cores' aligned body (al) runs m tile > 1 on 16-row tiles, without w8, ring, pf or rc";
   if (c.lanes_per_row != 32 && c.lanes_per_row != 16 && c.lanes_per_row != 8)
     return "lanes per row " + to_string(c.lanes_per_row) + " is not 8, 16 or 32";
   if (c.lanes_per_row != 32 && (c.family != Family::cuda_core || c.aligned_body || c.prefetch_l2))
@@ -416,9 +420,23 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
   return probe.vec_bytes;
 }
 
+std::optional<KernelConfig> tensor_core_aligned_body_twin(const KernelConfig& c) {
+  if (c.family != Family::tensor_core || c.m_tile == 1 || c.ring) return std::nullopt;
+  KernelConfig al = c;
+  al.aligned_body = true;
+  al.tile_rows = 16;  // w8 is a layout of aligned rows (two of its tiles load as one 16-row tile)
+  al.reg_cap = 0;     // the cap budgets quantized weights' conversions (why_invalid_weights)
+  al.prefetch_l2 = false;
+  if (why_invalid(al)) return std::nullopt;
+  return al;
+}
+
 KernelConfig misaligned_variant(const KernelConfig& c, int width) {
   if (width >= c.vec_bytes || c.vec_bytes != 16) return with_vec_bytes(c, width);
-  KernelConfig al = with_vec_bytes(c, 8);  // tensor cores: the CUDA-core kernel of the same m tile
+  // Tensor cores at m tile > 1: their own aligned body (templates/gemv_tcal.cu). On an H100 the
+  // CUDA-core one ran 4097x4099 at 0.65x cuBLAS at M = 8 and 0.39x at M = 16 (docs/batch.md).
+  if (auto tc = tensor_core_aligned_body_twin(c)) return *tc;
+  KernelConfig al = with_vec_bytes(c, 8);  // tensor cores at m tile 1: the CUDA-core kernel
   al.vec_bytes = 16;
   al.aligned_body = true;
   // A register cap was fitted to the plain kernel's count (cuda_core_capped_twin), and al takes

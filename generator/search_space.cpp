@@ -119,16 +119,24 @@ void add_quantized(int m, bool ring, std::vector<KernelConfig>& out) {
 // PDL (with or without the L2 prefetch at M = 1), split-K in powers of two: 576 configs next to
 // the 2592 of M = 1, so the model strategy, which ranks them as the 16-byte configs they are
 // (above the narrowed ones), measures them first within a budget a fifth larger. At M > 1 the
-// CUDA-core family at every M (a third of the CUDA-core configs): tensor cores need aligned rows.
+// CUDA-core family at every M (a third of the CUDA-core configs), and in bf16 and fp16 the
+// tensor cores' own (templates/gemv_tcal.cu): those of the tensor-core space whose blocks are
+// whole 128-row bands, without w8 or pf.
 void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
   std::vector<KernelConfig> base;
-  if (m > 1) add_batched(t, m, Family::cuda_core, base);
-  else base = default_search_space(t, 1);
+  if (m > 1) {
+    add_batched(t, m, Family::cuda_core, base);
+    if (t != DType::f32) add_batched(t, m, Family::tensor_core, base);
+  } else {
+    base = default_search_space(t, 1);
+  }
   for (KernelConfig c : base)
-    if (c.family == Family::cuda_core && c.vec_bytes == 16 && c.hint == LoadHint::streaming && c.pdl &&
-        (c.split_k & (c.split_k - 1)) == 0) {
+    if (c.vec_bytes == 16 && c.hint == LoadHint::streaming && c.pdl && (c.split_k & (c.split_k - 1)) == 0 &&
+        (c.family == Family::cuda_core || (m > 1 && c.tile_rows == 16 && !c.prefetch_l2))) {
       c.aligned_body = true;
-      if (!why_invalid(c) && !why_invalid_weights(c, t, WeightFormat::dense)) out.push_back(c);
+      if (!why_invalid(c) && !why_invalid_weights(c, t, WeightFormat::dense) &&
+          std::find(out.begin(), out.end(), c) == out.end())
+        out.push_back(c);
     }
 }
 }  // namespace

@@ -24,7 +24,8 @@ const char* family_template(const KernelConfig& c, WeightFormat w) {
   const bool tc = c.family == Family::tensor_core;
   if (runs_int4_line_loads(c, w)) return "gemv_q4l.cu";
   if (is_quantized(w)) return tc ? (c.ring ? "gemv_qtc.cu" : "gemv_tc.cu") : "gemv_q.cu";
-  return tc ? "gemv_tc.cu" : "gemv.cu";
+  if (tc) return c.aligned_body ? "gemv_tcal.cu" : "gemv_tc.cu";
+  return "gemv.cu";
 }
 
 // GEMV_WFORMAT of templates/prelude.cu.

@@ -18,7 +18,7 @@ LoadedGemv::LoadedGemv(std::shared_ptr<const CompiledKernel> compiled, const Ker
 }
 
 unsigned row_blocks(const KernelConfig& c, const Shape& s) {
-  return static_cast<unsigned>((s.n + c.block_rows() - 1) / c.block_rows());
+  return static_cast<unsigned>(c.row_blocks(s.n));
 }
 
 bool SplitKWorkspace::fits(const KernelConfig& c, const Shape& s) const {
@@ -152,6 +152,19 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   const Shape stacked = op.stacked_shape();
   check_shape(stacked);
   check_config(c, t, stacked, op.m, op.weights);
+  // A warp of the tensor cores' aligned body takes rows 8 apart from R 128-row bands and reads
+  // them all at one offset from 16 bytes (templates/gemv_tcal.cu): its bands must not straddle
+  // two segments, whose bases and strides place rows differently.
+  if (c.family == Family::tensor_core && c.aligned_body) {
+    const std::int64_t bands = 128LL * c.rows_per_warp;
+    std::int64_t begin = 0;
+    for (int i = 0; i + 1 < op.count; ++i)
+      if ((begin += op.segments[i].rows) % bands != 0)
+        throw InvalidArgument("config " + to_string(c) + ": tensor cores on rows that are not 16-byte aligned (al) " +
+                              "need fused segments that start on multiples of " + std::to_string(bands) +
+                              " rows (128 x tiles a warp); segment " + std::to_string(i + 1) + " starts at row " +
+                              std::to_string(begin));
+  }
 }
 
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch) {

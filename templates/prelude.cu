@@ -382,16 +382,16 @@ __device__ __forceinline__ KSlice split_k_slice(int k) {
 // - otherwise each block publishes its partial sums; the last block of a row block to arrive
 //   adds all splits and re-arms the ticket, so no memset between calls. partials holds
 //   gridDim.y x GEMV_M_TILE x n floats.
-template <int BLOCK_ROWS, int THREADS, class SumOf>
-__device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumOf& sum_of, int m,
-                                             int n, float* __restrict__ partials,
-                                             unsigned* __restrict__ tickets) {
+// row_of(rb) is the row of block row rb: blockIdx.x * BLOCK_ROWS + rb but in gemv_tcal.cu, whose
+// blocks take rows 8 apart (the overload below).
+template <int BLOCK_ROWS, int THREADS, class SumOf, class RowOf>
+__device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumOf& sum_of, const RowOf& row_of, int m,
+                                             int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
   const int tid = threadIdx.x, splits = gridDim.y;
-  const int row_base = blockIdx.x * BLOCK_ROWS;
   constexpr int OUTPUTS = BLOCK_ROWS * GEMV_M_TILE;
   if (splits == 1) {
     for (int idx = tid; idx < OUTPUTS; idx += THREADS) {
-      const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+      const int mi = idx / BLOCK_ROWS, row = row_of(idx % BLOCK_ROWS);
       if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(sum_of(idx));
     }
     return;
@@ -406,7 +406,7 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
       // [y * per, (y + 1) * per).
       const int per = (OUTPUTS + splits - 1) / splits, y = blockIdx.y;
       for (int idx = y * per + tid; idx < min(OUTPUTS, (y + 1) * per); idx += THREADS) {
-        const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+        const int mi = idx / BLOCK_ROWS, row = row_of(idx % BLOCK_ROWS);
         if (mi < m && row < n) {
           float total = 0.f;
           for (int s = 0; s < splits; ++s) total += cluster_load(&split_sums[idx], s);
@@ -419,7 +419,7 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
   }
 #endif
   for (int idx = tid; idx < OUTPUTS; idx += THREADS) {
-    const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+    const int mi = idx / BLOCK_ROWS, row = row_of(idx % BLOCK_ROWS);
     if (mi < m && row < n)
       partials[(static_cast<long long>(blockIdx.y) * GEMV_M_TILE + mi) * n + row] = sum_of(idx);
   }
@@ -447,7 +447,7 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
 #pragma unroll
     for (int j = 0; j < GROUP; ++j) {
       const int idx = tid + (j0 + j) * THREADS;
-      const int mi = idx / BLOCK_ROWS, row = row_base + idx % BLOCK_ROWS;
+      const int mi = idx / BLOCK_ROWS, row = row_of(idx % BLOCK_ROWS);
       p[j] = idx < OUTPUTS && mi < m && row < n ? &partials[static_cast<long long>(mi) * n + row] : nullptr;
       total[j] = 0.f;
     }
@@ -467,10 +467,16 @@ __device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumO
 #pragma unroll
     for (int j = 0; j < GROUP; ++j) {
       const int idx = tid + (j0 + j) * THREADS;
-      if (p[j]) *row_output(seg, row_base + idx % BLOCK_ROWS, idx / BLOCK_ROWS) = float_to_elem(total[j]);
+      if (p[j]) *row_output(seg, row_of(idx % BLOCK_ROWS), idx / BLOCK_ROWS) = float_to_elem(total[j]);
     }
   }
   if (tid == 0) tickets[blockIdx.x] = 0;
+}
+template <int BLOCK_ROWS, int THREADS, class SumOf>
+__device__ __forceinline__ void finish_block(const GemvSegments& seg, const SumOf& sum_of, int m, int n,
+                                             float* __restrict__ partials, unsigned* __restrict__ tickets) {
+  const int row_base = blockIdx.x * BLOCK_ROWS;
+  finish_block<BLOCK_ROWS, THREADS>(seg, sum_of, [row_base](int rb) { return row_base + rb; }, m, n, partials, tickets);
 }
 
 // ---- the end of a CUDA-core kernel (gemv.cu, gemv_q.cu) -----------------------------------
@@ -565,9 +571,12 @@ template <int TILE>
 __device__ __forceinline__ int tc_fragment_batch_row(int nt, int g, int t, int j) {
   return TILE == 8 ? g + 8 * (j / 2) : 8 * nt + 2 * t + j % 2;
 }
-template <int R, int NT, int KW, int THREADS, int TILE = 16>
-__device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const float (&acc)[R][NT][4], int row0, int m,
-                                                int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
+// finish_tc_tiles_at: the rows of block row q (warp's row set x WARP_ROWS + fragment row) are
+// row_of(q) (gemv_tcal.cu's rows 8 apart); finish_tc_tiles: blockIdx.x * BLOCK_ROWS + q, where row0
+// is the warp's first row.
+template <int R, int NT, int KW, int THREADS, int TILE = 16, class RowOf>
+__device__ __forceinline__ void finish_tc_tiles_at(const GemvSegments& seg, const float (&acc)[R][NT][4], const RowOf& row_of,
+                                                   int m, int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int WARPS = THREADS / 32, WARP_ROWS = TILE * R, BLOCK_ROWS = WARPS / KW * WARP_ROWS;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   if (KW == 1 && gridDim.y == 1) {
@@ -577,7 +586,8 @@ __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const f
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const int row = row0 + tc_fragment_row<TILE>(i, g, t, j), mi = tc_fragment_batch_row<TILE>(nt, g, t, j);
+          const int row = row_of(warp / KW * WARP_ROWS + tc_fragment_row<TILE>(i, g, t, j));
+          const int mi = tc_fragment_batch_row<TILE>(nt, g, t, j);
           if (mi < m && row < n) *row_output(seg, row, mi) = float_to_elem(acc[i][nt][j]);
         }
     return;
@@ -603,7 +613,14 @@ __device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const f
     for (int w = 0; w < KW; ++w) sum += frags[((group * KW + w) * FRAG + (i * NT + nt) * 4 + j) * 32 + src];
     return sum;
   };
-  finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, m, n, partials, tickets);
+  finish_block<BLOCK_ROWS, THREADS>(seg, block_sum, row_of, m, n, partials, tickets);
+}
+template <int R, int NT, int KW, int THREADS, int TILE = 16>
+__device__ __forceinline__ void finish_tc_tiles(const GemvSegments& seg, const float (&acc)[R][NT][4], int row0, int m,
+                                                int n, float* __restrict__ partials, unsigned* __restrict__ tickets) {
+  const int row_base = row0 - (threadIdx.x >> 5) / KW * TILE * R;
+  finish_tc_tiles_at<R, NT, KW, THREADS, TILE>(seg, acc, [row_base](int q) { return row_base + q; }, m, n, partials,
+                                               tickets);
 }
 
 // ---- quantized weight formats (docs/weights.md) -------------------------------------------

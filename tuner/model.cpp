@@ -48,7 +48,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   const double esize = quantized ? weight_bits(w, t) / 8.0 : static_cast<double>(dtype_size(t));
   const double bytes = quantized ? static_cast<double>(weight_bytes(w, t, s.n, s.k).total())
                                  : esize * static_cast<double>(s.n) * static_cast<double>(s.k);
-  const double row_blocks = std::ceil(static_cast<double>(s.n) / c.block_rows());
+  const double row_blocks = static_cast<double>(c.row_blocks(s.n));
   const double blocks = row_blocks * c.split_k;
   const double sms = gpu.sm_count;
 

@@ -42,7 +42,7 @@ std::vector<KernelConfig> cuda_core_twins_to_measure(const std::vector<Measured>
       const auto twin = cuda_core_capped_twin(c, t, s, m, regs, weights);
       if (!twin) continue;
       // The share of the block slots of all its waves (ceil(waves) x slots) a grid fills.
-      const double blocks = static_cast<double>((s.n + c.block_rows() - 1) / c.block_rows()) * c.split_k;
+      const double blocks = static_cast<double>(c.row_blocks(s.n)) * c.split_k;
       const auto filled = [&](int per_thread) {
         const double slots = resident_blocks_per_sm(c.threads, per_thread, model).blocks * static_cast<double>(model.sm_count);
         return blocks / (slots * std::ceil(blocks / slots));

@@ -84,6 +84,16 @@ struct KernelConfig {
   }
   // Rows one block produces: warps are grouped k_warps at a time onto one row set.
   int block_rows() const { return warps() / k_warps * warp_rows(); }
+  // Blocks along N for n rows: ceil(n / block_rows()), but on tensor cores with al
+  // (templates/gemv_tcal.cu), whose row sets take rows 8 apart from 128-row bands: 8 row sets
+  // for each R bands, ceil(n / 128 R) x 8 / (warps / k_warps) blocks.
+  long long row_blocks(long long n) const {
+    if (family == Family::tensor_core && aligned_body) {
+      const long long sets = (n + 128LL * rows_per_warp - 1) / (128LL * rows_per_warp) * 8, per_block = warps() / k_warps;
+      return (sets + per_block - 1) / per_block;
+    }
+    return (n + block_rows() - 1) / block_rows();
+  }
 
   bool operator==(const KernelConfig& o) const;
   bool operator!=(const KernelConfig& o) const { return !(*this == o); }
@@ -169,11 +179,16 @@ int widest_aligned_vec_bytes(const KernelConfig& c, DType t, std::uintptr_t w, s
 KernelConfig with_vec_bytes(KernelConfig c, int width);
 
 // The config to run when the operands allow only `width`-byte loads (widest_aligned_vec_bytes
-// of c): c itself when width is c's; for a 16-byte config its aligned-body variant (al; a
-// tensor-core config becomes with_vec_bytes' CUDA-core kernel, with 16-byte loads and al), which
-// any element-aligned operands allow; otherwise with_vec_bytes(c, width). The one rule for the
-// runtime, `run` and bench.
+// of c): c itself when width is c's; for a 16-byte config its aligned-body variant (al), which
+// any element-aligned operands allow: a tensor-core config at m tile > 1 its own
+// (tensor_core_aligned_body_twin), at m tile 1 with_vec_bytes' CUDA-core kernel with 16-byte
+// loads and al; otherwise with_vec_bytes(c, width). The one rule for the runtime, `run` and bench.
 KernelConfig misaligned_variant(const KernelConfig& c, int width);
+
+// A tensor-core config's twin on rows that are not 16-byte aligned (templates/gemv_tcal.cu):
+// the same knobs with al, 16-row tiles, no register cap or L2 prefetch; c itself when it is
+// one; none at m tile 1 or for the ring.
+std::optional<KernelConfig> tensor_core_aligned_body_twin(const KernelConfig& c);
 
 // Throws InvalidArgument with the reason when why_invalid_for says so.
 void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1,

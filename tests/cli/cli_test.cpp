@@ -292,21 +292,20 @@ TEST_F(Cli, QueryExactNearestAndDefaultWithoutAGpu) {
 }
 
 // Where the shape's own rows (ld = K) are not 16-byte aligned, query says what the runtime
-// launches in place of a 16-byte config: its aligned-body twin, on CUDA cores for a tensor-core
-// config (misaligned_variant), in the text and as JSON's runs_as; null where the config runs as
-// it is.
+// launches in place of a 16-byte config: its aligned-body twin (misaligned_variant; the tensor
+// cores' own at M > 1), in the text and as JSON's runs_as; null where the config runs as it is.
 TEST_F(Cli, QuerySaysWhatRunsOnMisalignedRows) {
   const std::string none = dir.file("none.sqlite");
   CliResult r = run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", none});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "config  tc_")) << r.out;  // the tensor cores' default at M = 2
-  EXPECT_TRUE(contains(r.out, "runs as t")) << r.out;
+  EXPECT_TRUE(contains(r.out, "runs as tc_")) << r.out;
   EXPECT_TRUE(contains(r.out, "_al_m2 on rows of ld = K")) << r.out;
   Json j = Json::parse(run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", none, "--json"}).out);
   ASSERT_TRUE(j["runs_as"].is_string()) << j.dump();
   const KernelConfig twin = parse_config(j["runs_as"].get<std::string>());
   EXPECT_TRUE(twin.aligned_body);
-  EXPECT_EQ(twin.family, Family::cuda_core);
+  EXPECT_EQ(twin.family, Family::tensor_core);
   EXPECT_EQ(twin.m_tile, 2);
 
   // Aligned rows, and misaligned ones whose default is an aligned-body config already: nothing.

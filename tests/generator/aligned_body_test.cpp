@@ -38,11 +38,14 @@ TEST(AlignedBody, TextFormRoundTripsStrictly) {
     EXPECT_THROW(parse_config(text), InvalidArgument) << text;
 }
 
-TEST(AlignedBody, OnlyTheCudaCoreFamilyWith16ByteLoads) {
+TEST(AlignedBody, SixteenByteLoadsOnCudaCoresAndTensorCoresAtMTileAboveOne) {
   EXPECT_FALSE(why_invalid(parse_config("t128_r1_kw1_v16_u4_sk1_cs_al")));
   EXPECT_FALSE(why_invalid(parse_config("t128_r2_kw1_v16_u2_sk1_cs_pdl_al_m16")));
+  EXPECT_FALSE(why_invalid(parse_config("tc_t128_r1_kw1_v16_u2_sk1_cs_al_m8")));
+  EXPECT_FALSE(why_invalid(parse_config("tc_t256_r4_kw4_v16_u2_sk3_cs_pdl_al_m2")));
   for (const char* text : {"t128_r1_kw1_v8_u4_sk1_cs_al", "t128_r1_kw1_v2_u4_sk1_cs_al",
-                           "tc_t128_r1_kw1_v16_u2_sk1_cs_al_m8"}) {
+                           "tc_t128_r1_kw1_v16_u2_sk1_cs_al", "tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_al_w8_m8",
+                           "tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_al_rc_m16", "tc_t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_al_m4"}) {
     const auto why = why_invalid(parse_config(text));
     ASSERT_TRUE(why) << text;
     EXPECT_NE(why->find("aligned body"), std::string::npos) << *why;
@@ -80,17 +83,24 @@ TEST(AlignedBody, MisalignedOperandsRunTheAlignedBodyVariant) {
   const KernelConfig cc = parse_config("t128_r2_kw1_v16_u4_sk3_cs_pdl_pf");
   EXPECT_EQ(misaligned_variant(cc, 16), cc);
   for (int width : {8, 4, 2}) EXPECT_EQ(to_string(misaligned_variant(cc, width)), "t128_r2_kw1_v16_u4_sk3_cs_pdl_pf_al");
-  // Tensor cores: the CUDA-core kernel of the same m tile, with 16-byte loads.
+  // Tensor cores at m tile > 1: their own aligned body with the same knobs (templates/gemv_tcal.cu);
+  // at m tile 1 the CUDA-core kernel of the same m tile, with 16-byte loads.
   const KernelConfig tc = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8");
   EXPECT_EQ(misaligned_variant(tc, 16), tc);
-  EXPECT_EQ(to_string(misaligned_variant(tc, 2)), "t256_r1_kw4_v16_u4_sk2_cs_pdl_al_m8");
+  EXPECT_EQ(to_string(misaligned_variant(tc, 2)), "tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_al_m8");
+  EXPECT_EQ(to_string(misaligned_variant(parse_config("tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_w8_m16"), 8)),
+            "tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_al_m16");
+  const KernelConfig tc1 = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl");
+  EXPECT_EQ(to_string(misaligned_variant(tc1, 2)), "t256_r1_kw4_v16_u4_sk2_cs_pdl_al");
+  const KernelConfig tcal = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_al_m8");
+  for (int width : {16, 8, 2}) EXPECT_EQ(misaligned_variant(tcal, width), tcal);
   // A register-capped config's variant is al without the cap (al takes none), not 2-byte loads;
   // a tensor-core cap does not pass to the CUDA-core kernel either.
   const KernelConfig capped = parse_config("t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_rc56");
   for (int width : {8, 4, 2})
     EXPECT_EQ(to_string(misaligned_variant(capped, width)), "t128_r1_kw2_v16_u4_sk1_cs_pdl_pf_al");
   const KernelConfig tc_capped = parse_config("tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_rc_m16");
-  EXPECT_EQ(to_string(misaligned_variant(tc_capped, 2)), "t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m16");
+  EXPECT_EQ(to_string(misaligned_variant(tc_capped, 2)), "tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m16");
   EXPECT_EQ(with_vec_bytes(tc_capped, 4).reg_cap, 0);
   // A narrower config narrows further, as before.
   const KernelConfig v8 = parse_config("t128_r1_kw1_v8_u2_sk1_cs");
@@ -132,17 +142,25 @@ TEST(AlignedBody, MisalignedShapesAddAlignedBodyConfigs) {
         const std::size_t al = count_al(space);
         EXPECT_GT(al, 0u) << to_string(t) << " K=" << k << " M=" << m;
         // The plain configs stay (the tuner narrows them to what the operands allow), and the
-        // al ones are a modest share.
-        EXPECT_GE(space.size() - al, 2 * al) << to_string(t) << " K=" << k << " M=" << m;
+        // al ones are a modest share; at M > 1 in bf16 and fp16 the larger one (the tensor
+        // cores' plain configs cannot run on these rows, their al twins can).
+        if (m > 1 && t != DType::f32)
+          EXPECT_GE(2 * (space.size() - al), al) << to_string(t) << " K=" << k << " M=" << m;
+        else
+          EXPECT_GE(space.size() - al, 2 * al) << to_string(t) << " K=" << k << " M=" << m;
+        std::size_t tc_al = 0;
         for (const KernelConfig& c : space)
           if (c.aligned_body) {
-            EXPECT_EQ(c.family, Family::cuda_core);
+            // Tensor cores' own at M > 1 in bf16 and fp16 (templates/gemv_tcal.cu).
+            if (c.family == Family::tensor_core) ++tc_al;
+            EXPECT_TRUE(c.family == Family::cuda_core || (m > 1 && t != DType::f32)) << to_string(c);
             EXPECT_EQ(c.vec_bytes, 16);
             EXPECT_EQ(c.m_tile, m);
             EXPECT_TRUE(c.pdl);
             EXPECT_FALSE(why_invalid_for(c, t, {4096, k}, m)) << to_string(c);
             EXPECT_EQ(parse_config(to_string(c)), c);
           }
+        if (m > 1 && t != DType::f32) EXPECT_GE(tc_al, 64u) << to_string(t) << " K=" << k << " M=" << m;
       }
     }
   }
@@ -190,4 +208,19 @@ TEST(AlignedBody, PerOffsetCopiesFollowOneRule) {
   EXPECT_GT(per_offset, 0);
   EXPECT_TRUE(compiles_per_x_offset(parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al")));
   EXPECT_FALSE(compiles_per_x_offset(parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m2")));
+}
+
+// The tensor cores' aligned body takes rows 8 apart from 128-row bands (templates/gemv_tcal.cu):
+// its grid has 8 row sets for each R bands, whatever N's tail; plain configs ceil(N / rows).
+TEST(AlignedBody, TensorCoreRowSetsCoverEveryBand) {
+  const KernelConfig kw8 = parse_config("tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m8");  // one row set a block
+  EXPECT_EQ(kw8.row_blocks(4096), 256);
+  EXPECT_EQ(kw8.row_blocks(4097), 264);  // 33 bands (ceil(4097 / 16) = 257 would miss residues 1..7)
+  EXPECT_EQ(kw8.row_blocks(1), 8);
+  const KernelConfig r2 = parse_config("tc_t128_r2_kw1_v16_u2_sk1_cs_al_m16");  // 4 row sets of 2 bands
+  EXPECT_EQ(r2.row_blocks(300), 4);  // 2 band pairs x 8 sets / 4
+  EXPECT_EQ(r2.row_blocks(256), 2);
+  KernelConfig plain = kw8;
+  plain.aligned_body = false;
+  EXPECT_EQ(plain.row_blocks(4097), 257);
 }

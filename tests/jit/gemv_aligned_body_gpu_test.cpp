@@ -1,6 +1,7 @@
-// Aligned-body kernels (al, templates/gemv.cu) on every alignment offset: K = VE j + r for every
-// r (bf16: K mod 8 = 0..7), ld = K and ld = K + 1..3, W's base and x's base moved by 0..VE-1
-// elements, N with a tail, against the float64 reference with y poisoned (NaN) before each
+// Aligned-body kernels (al, templates/gemv.cu and the tensor cores' templates/gemv_tcal.cu) on
+// every alignment offset: K = VE j + r for every r (bf16: K mod 8 = 0..7), ld = K and ld = K +
+// 1..3, W's base and x's base moved by 0..VE-1 elements, N with a tail (tensor cores: also three
+// 128-row bands, the last partial), against the float64 reference with y poisoned (NaN) before each
 // launch. The buffers around W and x are NaN too, and so is W's and X's padding, so a kernel
 // that reads outside the elements it may use fails. Configs cover rows per warp, warps along K,
 // split-K, PDL, the L2 prefetch, the read-only path and m tiles (ldx with offsets too).
@@ -42,14 +43,15 @@ struct Counts {
 // Every case of one config: K = ve * j + r over `ks`, the two strides, every W and x offset.
 // Inputs are drawn once per (K, ld) and moved on the device between launches.
 void check_offsets(jit::LoadedKernels& kernels, const jit::Stream& stream, DType t, const KernelConfig& config,
-                   const std::vector<std::int64_t>& ks, std::size_t stride, std::size_t& case_index, Counts& counts) {
+                   const std::vector<std::int64_t>& ks, std::int64_t n, std::size_t stride, std::size_t& case_index,
+                   Counts& counts) {
   const std::size_t e = dtype_size(t);
   const std::int64_t ve = 16 / static_cast<std::int64_t>(e);
   const int m = config.m_tile;
   auto kernel = kernels.get(config, t);
   for (std::int64_t k : ks)
     for (std::int64_t ld_extra : {std::int64_t{0}, 1 + k % 3}) {
-      const Shape s{37, k};  // 37 rows: a tail in every block size
+      const Shape s{n, k};
       KernelConfig c = config;  // fewer splits where K is too short for them (same kernel)
       while (c.split_k > 1 && why_invalid_for(c, t, s, m)) --c.split_k;
       const std::int64_t ld = k + ld_extra, ldx = m > 1 ? k + 2 - k % 2 : 0;  // ldx misaligned too
@@ -68,7 +70,7 @@ void check_offsets(jit::LoadedKernels& kernels, const jit::Stream& stream, DType
           xbuf.upload(in.x.bytes.data(), in.x.bytes.size(), 16 + ox * e);
           jit::GemvOperands op{wbuf.get() + 16 + ow * e, xbuf.get() + 16 + ox * e, ybuf.get(), s, ld, m, ldx, s.n};
           ybuf.fill_bytes(0xff);
-          std::string what = std::string(to_string(t)) + " " + to_string(c) + " K=" + std::to_string(k) +
+          std::string what = std::string(to_string(t)) + " " + to_string(c) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
                              " ld=" + std::to_string(ld) + (m > 1 ? " ldx=" + std::to_string(ldx) : "") +
                              " W+" + std::to_string(ow) + " x+" + std::to_string(ox) + " elements";
           try {
@@ -120,7 +122,10 @@ void check_dtype(DType t, const std::vector<const char*>& configs, std::initiali
   for (const char* text : configs) {
     const KernelConfig c = parse_config(text);
     ASSERT_TRUE(c.aligned_body) << text;
-    check_offsets(kernels, stream, t, c, ks, stride, case_index, counts);
+    // 37 rows: a tail in every block size; tensor cores also 300, two whole 128-row bands and a
+    // third of 44 rows (residues with 6 rows and with 5).
+    for (std::int64_t n : c.family == Family::tensor_core ? std::vector<std::int64_t>{37, 300} : std::vector<std::int64_t>{37})
+      check_offsets(kernels, stream, t, c, ks, n, stride, case_index, counts);
     if (counts.failed > 20) break;
   }
   std::printf("[gemvtune] %s: %zu aligned-body launches against float64, %zu failed\n",
@@ -149,6 +154,22 @@ TEST(GemvAlignedBodyGpu, EveryOffsetBf16) {
                "t128_r1_kw4_v16_u8_sk1_cs_pdl_pf_al", "t128_r8_kw1_v16_u1_sk1_cs_al", "t128_r2_kw1_v16_u2_sk2_cs_pdl_al_m4",
                "t256_r1_kw2_v16_u4_sk1_cs_pdl_al_m16"},
               {0, 3, 37, 300, 1100});
+}
+
+// The tensor cores' aligned body: one and several tiles a warp (rows 128 apart), warps along K
+// (the edge chunks shared among them), split-K (slices that end inside a row's last blocks, and
+// empty ones at K = 3), the read-only path without PDL, m tiles of one and two batch tiles, full
+// and not; row sets of several blocks in one band (r1 kw8: one a block) and of one.
+TEST(GemvAlignedBodyGpu, TensorCoresEveryOffsetBf16) {
+  check_dtype(DType::bf16,
+              {"tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m16", "tc_t128_r2_kw1_v16_u2_sk2_cs_pdl_al_m8",
+               "tc_t256_r2_kw2_v16_u1_sk4_cs_pdl_al_m4", "tc_t64_r4_kw1_v16_u2_sk1_nc_al_m2",
+               "tc_t256_r4_kw4_v16_u2_sk3_cs_pdl_al_m13", "tc_t128_r1_kw1_v16_u4_sk1_cs_pdl_al_m9"},
+              {0, 3, 37, 300, 1100});
+}
+
+TEST(GemvAlignedBodyGpu, TensorCoresEveryOffsetFp16) {
+  check_dtype(DType::f16, {"tc_t256_r1_kw4_v16_u4_sk2_cs_pdl_al_m16", "tc_t128_r2_kw1_v16_u4_sk1_cs_al_m6"}, {0, 5, 300});
 }
 
 TEST(GemvAlignedBodyGpu, EveryOffsetFp16) {

@@ -32,6 +32,74 @@ TEST(GemvFused, BadSegmentListsAreRefused) {
   EXPECT_EQ(op.stacked_shape(), (Shape{128, 256}));
 }
 
+// The tensor cores' aligned body reads a warp's rows (8 apart, from R 128-row bands) at one
+// offset, so its fused segments start on multiples of 128 R rows; others are refused by name.
+TEST(GemvFused, TensorCoreAlignedBodyNeedsSegmentsOnWholeBands) {
+  const KernelConfig c = parse_config("tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m4");
+  jit::FusedOperands op;
+  op.x = 4096;
+  op.k = 1001;
+  op.m = 4;
+  op.count = 3;
+  op.segments[0] = {8192, 16384, 512, 1001};
+  op.segments[1] = {1 << 22, 32768, 256, 1003};
+  op.segments[2] = {1 << 23, 65536, 100, 1001};
+  EXPECT_NO_THROW(jit::check_fused_operands(c, DType::bf16, op));
+  op.segments[1].rows = 128;  // segment 2 starts at 640: not a multiple of 256
+  try {
+    jit::check_fused_operands(c, DType::bf16, op);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("segment 2 starts at row 640"), std::string::npos) << e.what();
+  }
+}
+
+// Fused segments of misaligned rows (K = 1001, strides 1001 and 1003, a W base 2 bytes off)
+// through the tensor cores' aligned body at M = 4, against separate references.
+TEST(GemvFusedGpu, TensorCoreAlignedBodyOverMisalignedSegments) {
+  GEMVTUNE_REQUIRE_GPU();
+  jit::Context ctx(0);
+  jit::LoadedKernels kernels(ctx);
+  jit::Stream stream;
+  const std::int64_t k = 1001, m = 4;
+  const std::int64_t rows[3] = {256, 512, 77};
+  const std::int64_t ld[3] = {1001, 1003, 1001};
+  const DType t = DType::bf16;
+  std::vector<GemvInputs> in;
+  std::vector<jit::DeviceBuffer> w, y;
+  for (int i = 0; i < 3; ++i) {
+    in.push_back(random_inputs(t, {rows[i], k}, ld[i], 900 + i, m, k));
+    if (i > 0) in[i].x = in[0].x;  // one X shared by all three
+    w.emplace_back(in[i].w.bytes.size() + 16);
+    w[i].fill_bytes(0xff);
+    w[i].upload(in[i].w.bytes.data(), in[i].w.bytes.size(), i == 1 ? 2 : 0);
+    y.emplace_back(rows[i] * m * 2);
+  }
+  jit::DeviceBuffer x(in[0].x.bytes.size());
+  x.upload(in[0].x.bytes.data(), in[0].x.bytes.size());
+  jit::FusedOperands op;
+  op.count = 3;
+  op.x = x.get();
+  op.k = k;
+  op.m = static_cast<int>(m);
+  op.ldx = k;
+  for (int i = 0; i < 3; ++i) op.segments[i] = {w[i].get() + (i == 1 ? 2 : 0), y[i].get(), rows[i], ld[i], rows[i]};
+  for (const char* text : {"tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m4", "tc_t128_r1_kw1_v16_u4_sk3_cs_al_m4"}) {
+    const KernelConfig c = parse_config(text);
+    jit::SplitKWorkspace ws;
+    ws.reserve(c, op.stacked_shape());
+    for (auto& b : y) b.fill_bytes(0xff);
+    jit::launch_fused_gemv(*kernels.get(c, t), c, op, ws, stream.get());
+    stream.synchronize();
+    for (int i = 0; i < 3; ++i) {
+      HostArray out(t, rows[i] * m);
+      y[i].download(out.bytes.data(), out.bytes.size());
+      const Comparison cmp = compare_output(out, reference_gemv(in[i]));
+      EXPECT_TRUE(cmp.ok) << text << " segment " << i << ": " << cmp.describe();
+    }
+  }
+}
+
 TEST(GemvFusedGpu, QkvInOneLaunchMatchesSeparateReferences) {
   GEMVTUNE_REQUIRE_GPU();
   jit::Context ctx(0);
