@@ -136,12 +136,15 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int h = 0; h < 2; ++h) wa[i][h] = wrow[i][h] - block_offset(wrow[i][h]) + kb + 8 * t;
 
-  // x: batch row 8 nt + g (rows at or past m feed zeros). Its blocks around K position 8 b - o
+  // x: batch row 8 nt + g. Its blocks around K position 8 b - o
   // start d = p - o elements on from block b (p: the x row's offset): block b + floor(d / 8),
   // shifted by s = d mod 8.
+  // Batch rows at or past m read row 0 in the fast loop: they only make outputs of columns that
+  // are never written (B's column g feeds D's column g alone), and a branch around their loads
+  // kept the compiler from issuing a run's x loads together.
   const elem_t* xrow[NT];
   const elem_t* xa[NT];
-  int xs[NT];
+  int xs[NT], xh[NT];  // the shift, and where the second block is (0: not needed, read the first)
   bool xok[NT];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -149,6 +152,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
     xrow[nt] = x + (xok[nt] ? (8 * nt + g) * ldx : 0);
     const int p = block_offset(xrow[nt]), d = p - o;
     xs[nt] = d & 7;
+    xh[nt] = xs[nt] ? 8 : 0;
     xa[nt] = xrow[nt] - p + (d < 0 ? -8 : 0) + kb + 8 * t;
   }
 
@@ -177,14 +181,18 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const bool active = tile_row0(0) < n;
   const uint4 zero = make_uint4(0, 0, 0, 0);
 
-  // Chunk j's x for batch tile nt, from its two aligned blocks (the second only where the
-  // window reaches into it).
-  const auto x_chunk = [&](int nt, int j) {
-    if (!xok[nt]) return zero;
-    const elem_t* p = xa[nt] + j * CHUNK;
-    const uint4 lo = load_x(p);
-    return window16(lo, xs[nt] ? load_x(p + 8) : lo, xs[nt]);
-  };
+  // The edge chunks' weights (read element by element after the loop) are asked of L2 now, so
+  // that those loads wait for L2 rather than HBM at the end of a warp's work.
+  const int edges = j0 + max(0, jn - j1);
+  const auto edge_chunk = [&](int e) { return e < j0 ? 0 : j1 + e - j0; };
+  if (active)
+    for (int e = kw; e < edges; e += KW) {
+      const int k0 = min(max(kb + edge_chunk(e) * CHUNK + 8 * t - o, 0), k - 1);
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) prefetch_l2(wrow[i][h] + k0);
+    }
   if (active) {
     // Runs of U chunks, the KW warps of a row set taking turns (as gemv_tc.cu): every load of
     // a run, W's then x's, before its first mma.
@@ -202,11 +210,21 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
         wait_for_previous_grid();
         waited = true;
       }
-      uint4 xv[U][NT];
+      // x: every block of the run first, then the windows (in a run's loop of load, shift,
+      // load, shift each shift waited for its load: 4 round trips to L1 a run).
+      uint4 xv[U][NT], xn[U][NT];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = x_chunk(nt, c0 + u);
+        for (int nt = 0; nt < NT; ++nt) {
+          const elem_t* p = xa[nt] + (c0 + u) * CHUNK;
+          xv[u][nt] = load_x(p);
+          xn[u][nt] = load_x(p + xh[nt]);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) xv[u][nt] = window16(xv[u][nt], xn[u][nt], xs[nt]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -227,7 +245,10 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       }
       uint4 xv[NT];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) xv[nt] = x_chunk(nt, c);
+      for (int nt = 0; nt < NT; ++nt) {
+        const elem_t* p = xa[nt] + c * CHUNK;
+        xv[nt] = window16(load_x(p), load_x(p + xh[nt]), xs[nt]);
+      }
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -238,10 +259,8 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (active) {
     // The edge chunks, element by element: this lane's block of chunk j holds K positions
     // kb + 32 j + 8 t - o .. + 7.
-    const int edges = j0 + max(0, jn - j1);
     for (int e = kw; e < edges; e += KW) {
-      const int j = e < j0 ? 0 : j1 + e - j0;
-      const int k0 = kb + j * CHUNK + 8 * t - o;
+      const int k0 = kb + edge_chunk(e) * CHUNK + 8 * t - o;
       uint4 xv[NT];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) xv[nt] = xok[nt] ? load_window<true>(xrow[nt] + k0, k0, k) : zero;
