@@ -99,7 +99,7 @@ __device__ __forceinline__ void tcal_mma(float* d0, float* d1, const uint4& lo, 
   mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
 }
 
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS)
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
 GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, int k,
           float* __restrict__ partials, unsigned* __restrict__ tickets) {
   constexpr int R = GEMV_ROWS_PER_WARP, U = GEMV_UNROLL, KW = GEMV_K_WARPS, NT = GEMV_N_TILES;
