@@ -126,7 +126,10 @@ void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
   std::vector<KernelConfig> base;
   if (m > 1) {
     add_batched(t, m, Family::cuda_core, base);
-    if (t != DType::f32) add_batched(t, m, Family::tensor_core, base);
+    // With the wide blocks (eight warps along K), which the dense default often picks: on an
+    // H100 the default's al twin tc_t256_r1_kw8_v16_u4 ran 4096x4093 at M = 2-8 in 13.1-13.5 us,
+    // the tune's best without them 13.9-14.6 (bench/results/h200.md, 2026-12-06 11:19 UTC).
+    if (t != DType::f32) add_batched(t, m, Family::tensor_core, base, /*wide_k=*/true);
   } else {
     base = default_search_space(t, 1);
   }

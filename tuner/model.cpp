@@ -412,10 +412,13 @@ KernelConfig default_config(DType t, const Shape& s, const GpuModelParams& gpu, 
   // in flight a warp at the family's latency the model picks them where they win on today's
   // kernel (4096x4096, 4096x14336; the w8 ones on 1024x4096); it left them out before, when it
   // undervalued their few blocks on older kernels (docs/tuning.md, "The dense tensor-core default").
+  // On rows that are not 16-byte aligned a tensor-core config runs as its al twin
+  // (templates/gemv_tcal.cu), which the space holds: the default is taken among those, so that
+  // the config named is the kernel that runs (as at M = 1).
   if (m > 1 && w == WeightFormat::dense && t != DType::f32) {
     std::vector<KernelConfig> tc;
     for (const KernelConfig& c : space)
-      if (c.family == Family::tensor_core) tc.push_back(c);
+      if (c.family == Family::tensor_core && (!misaligned_rows || c.aligned_body)) tc.push_back(c);
     if (!tc.empty()) space = std::move(tc);
   }
   auto ranked = rank_by_model(std::move(space), t, s, gpu, w);

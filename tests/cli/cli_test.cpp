@@ -295,18 +295,30 @@ TEST_F(Cli, QueryExactNearestAndDefaultWithoutAGpu) {
 // launches in place of a 16-byte config: its aligned-body twin (misaligned_variant; the tensor
 // cores' own at M > 1), in the text and as JSON's runs_as; null where the config runs as it is.
 TEST_F(Cli, QuerySaysWhatRunsOnMisalignedRows) {
-  const std::string none = dir.file("none.sqlite");
-  CliResult r = run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", none});
+  // An entry of a plain tensor-core config for a misaligned shape (imported, or tuned by an
+  // older build): it runs as its al twin, the tensor cores' own at M = 2.
+  {
+    TuningCache cache(db(), CacheMode::read_write);
+    cache.store(cache_test::make_record(cache_test::make_key(4097, 4099, cache_test::h200(), DType::bf16, 2, template_version()),
+                                        "tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m2", 14.0));
+  }
+  CliResult r = run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", db()});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "config  tc_")) << r.out;  // the tensor cores' default at M = 2
-  EXPECT_TRUE(contains(r.out, "runs as tc_")) << r.out;
-  EXPECT_TRUE(contains(r.out, "_al_m2 on rows of ld = K")) << r.out;
-  Json j = Json::parse(run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", none, "--json"}).out);
+  EXPECT_TRUE(contains(r.out, "config  tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m2")) << r.out;
+  EXPECT_TRUE(contains(r.out, "runs as tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m2 on rows of ld = K")) << r.out;
+  Json j = Json::parse(run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", db(), "--json"}).out);
   ASSERT_TRUE(j["runs_as"].is_string()) << j.dump();
   const KernelConfig twin = parse_config(j["runs_as"].get<std::string>());
   EXPECT_TRUE(twin.aligned_body);
   EXPECT_EQ(twin.family, Family::tensor_core);
   EXPECT_EQ(twin.m_tile, 2);
+
+  // The default there is an al config itself (the tensor cores' at M > 1), so nothing runs in its place.
+  const std::string none = dir.file("none.sqlite");
+  j = Json::parse(run({"query", "--shape", "4097x4099", "--batch", "4", "--gpu", kH200Key, "--db", none, "--json"}).out);
+  EXPECT_TRUE(j["runs_as"].is_null()) << j.dump();
+  EXPECT_EQ(j["config"].get<std::string>().rfind("tc_", 0), 0u) << j.dump();
+  EXPECT_TRUE(parse_config(j["config"].get<std::string>()).aligned_body) << j.dump();
 
   // Aligned rows, and misaligned ones whose default is an aligned-body config already: nothing.
   for (const char* shape : {"4096x4096", "4097x4099"}) {

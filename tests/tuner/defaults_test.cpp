@@ -636,6 +636,30 @@ TEST(Defaults, ShortWarpBlocksAreNotTheDefault) {
 // the best 9.58) because it charged the aligned body nothing. On the recorded tunes and sweeps
 // the default now runs within 1.06x the best measured, and the model's error over every `_al`
 // config of the sweeps falls from about 0.8 to below 0.35 (RMS in log time).
+// At M > 1 on rows that are not 16-byte aligned the default is the tensor cores' own al config
+// (templates/gemv_tcal.cu), the kernel that runs there, so what query names is what runs; aligned
+// rows and fp32 keep their families. On an H100 this default ran 4097x4099 at 1.78x, 2.04x,
+// 2.49x, 2.39x cuBLAS at M = 2, 4, 8, 16, within 1.03x of the tune (bench/results/h200.md,
+// 2026-12-06 11:19 UTC).
+TEST(Defaults, MisalignedRowsAtMAboveOneTakeTheTensorCoresAlignedBody) {
+  GpuModelParams gpu;
+  gpu.read_ceiling_gbps = 4661;
+  for (DType t : {DType::bf16, DType::f16})
+    for (const char* shape_text : {"4097x4099", "4096x4093", "11008x4095", "1024x4100"})
+      for (int m : {2, 4, 8, 16}) {
+        const Shape shape = parse_shape(shape_text);
+        const KernelConfig d = default_config(t, shape, gpu, m);
+        EXPECT_EQ(d.family, Family::tensor_core) << shape_text << " M=" << m << ": " << to_string(d);
+        EXPECT_TRUE(d.aligned_body) << shape_text << " M=" << m << ": " << to_string(d);
+        EXPECT_FALSE(why_invalid_for(d, t, shape, m)) << to_string(d);
+        EXPECT_EQ(misaligned_variant(d, 2), d) << to_string(d);
+      }
+  for (int m : {2, 8}) {
+    EXPECT_FALSE(default_config(DType::bf16, {4096, 4096}, gpu, m).aligned_body);
+    EXPECT_NE(default_config(DType::f32, {4097, 4099}, gpu, m).family, Family::tensor_core);
+  }
+}
+
 TEST(Defaults, MisalignedRowsTakeThePerOffsetAlignedBody) {
   GpuModelParams gpu;
   gpu.read_ceiling_gbps = 4661;
