@@ -3,6 +3,8 @@
 # configs), then NEW's sweep of every al config (CUDA cores and tensor cores) of 4097x4099 at
 # M = 2, 4, 8, 16 with cuBLAS beside: the data for the model's al terms.
 # OLD=build-gpu/old NEW=build-gpu/q OUT=$OUT bench/probes/tcal/ab_sweep.sh
+# Everything comes back as $OUT/tcal_ab_sweep.tgz: the device tool returns at most 8 files, and
+# on 2026-12-06 the sweep's CSV was left behind with the A/B's eight.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 CONFIGS=${CONFIGS:-tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m8,tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_al_m8,tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m8,tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m16,tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_al_m16,tc_t128_r1_kw4_v16_u1_sk2_cs_pdl_al_m16,tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_al_m16,tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m8,tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16} \
@@ -26,3 +28,5 @@ for k in sorted(best):
     print(k[0], k[1], len(v), "best", v[0], "median", v[len(v) // 2][0])
 PY
 fi
+parts=$(cd "$OUT" && ls -d al_ab sweep 2> /dev/null)
+[ -n "$parts" ] && tar czf "$OUT/tcal_ab_sweep.tgz" -C "$OUT" $parts && (cd "$OUT" && rm -rf $parts)
