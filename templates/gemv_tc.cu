@@ -122,15 +122,6 @@ typedef unsigned char welem_t;
 #endif
 #define GEMV_TC_XV (GEMV_TC_CHUNK / 32)  // 16-byte loads of X per chunk and batch tile
 
-// The two mma steps of one 32-element chunk: lo/hi are the 16-byte loads of rows g and g+8.
-// The steps go to two accumulators (summed at the end): at m = 16 a chain of dependent mma held
-// each warp's next loads back, and two chains ran 16x6144x4096 in 15.2 us instead of 15.6 on
-// the H200 (bench/results/h200.md, "Tensor cores at M = 4 to 16: what holds them back").
-__device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4& xv) {
-  mma_16816(d0, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
-  mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
-}
-
 #if GEMV_WFORMAT != 0 && GEMV_WFORMAT != 4
 // Half s (weights 8 s .. 8 s + 7) of a lane's 16 bytes of 8-bit weights, as the 16 bytes of 8
 // elements of the activation dtype, pairs in K order with the first in the low half (the mma's
@@ -269,18 +260,9 @@ __device__ __forceinline__ void i4_chunk(float (&acc)[R][NT][4], const uint4 (&w
 }
 #endif
 
-// 8 elements at p[0..7] with those at or past `count` read as zero (K tails: zero in both W
-// and X, so padding never adds anything, not even NaN from memory past the row).
-template <bool IS_X>
-__device__ __forceinline__ uint4 load_partial(const elem_t* p, int count) {
-  unsigned short e[8];
-#pragma unroll
-  for (int j = 0; j < 8; ++j) e[j] = j < count ? (IS_X ? load_x_element(p + j) : p[j]) : 0;
-  return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16),
-                    e[4] | (unsigned(e[5]) << 16), e[6] | (unsigned(e[7]) << 16));
-}
 #if GEMV_WFORMAT != 0 && GEMV_WFORMAT != 4
-// 16 one-byte weights at p[0..15], those at or past `count` zero (int8 0 and e4m3 +0).
+// 16 one-byte weights at p[0..15], those at or past `count` zero (int8 0 and e4m3 +0); the
+// prelude's load_window reads 16-bit elements likewise.
 __device__ __forceinline__ uint4 load_partial(const unsigned char* p, int count) {
   unsigned w[4] = {0, 0, 0, 0};
 #pragma unroll
@@ -499,7 +481,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int h = 0; h < TL; ++h) {
 #if GEMV_WFORMAT == 0
-          wv[i][h] = load_partial<false>(wr[i][h] + off, count);
+          wv[i][h] = load_window<false>(wr[i][h] + off, 0, count);
 #else
           wv[i][h] = load_partial(wr[i][h] + off, count);
 #endif
@@ -508,7 +490,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int s = 0; s < XV; ++s) xv[nt][s] = xok[nt] ? load_partial<true>(xr[nt] + off + 8 * s, count - 8 * s) : zero;
+        for (int s = 0; s < XV; ++s) xv[nt][s] = xok[nt] ? load_window<true>(xr[nt] + off + 8 * s, 0, count - 8 * s) : zero;
 #pragma unroll
       for (int i = 0; i < R; ++i) tile_chunk<NT, XV>(acc[i], acc2[i], wv[i], xv);
     }

@@ -77,26 +77,9 @@ __device__ __forceinline__ uint4 window16(const uint4& lo, const uint4& hi, int 
                     __funnelshift_r(a[3], a[4], sh));
 }
 
-// The 8 elements p[0..7] at K positions k0 .. k0 + 7, those outside [0, k) zero (never read).
-template <bool IS_X>
-__device__ __forceinline__ uint4 load_window(const elem_t* p, int k0, int k) {
-  unsigned short e[8];
-#pragma unroll
-  for (int j = 0; j < 8; ++j) e[j] = k0 + j >= 0 && k0 + j < k ? (IS_X ? load_x_element(p + j) : p[j]) : 0;
-  return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16), e[4] | (unsigned(e[5]) << 16),
-                    e[6] | (unsigned(e[7]) << 16));
-}
-
 // Offset of p within its 16-byte block, in elements.
 __device__ __forceinline__ int block_offset(const elem_t* p) {
   return static_cast<int>(reinterpret_cast<unsigned long long>(p) >> 1) & 7;
-}
-
-// The two mma steps of one chunk of one tile: lo/hi this lane's 16 bytes of rows g and g + 8, xv
-// the 16 bytes of x at the same K positions (as gemv_tc.cu's mma_chunk).
-__device__ __forceinline__ void tcal_mma(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4& xv) {
-  mma_16816(d0, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
-  mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
 }
 
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 1)
@@ -166,7 +149,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const int j1 = any ? max(j0, (inner_end - kb / 8) / 4) : 0;
   const int jn = any ? (blocks_end - kb / 8 + 3) / 4 : 0;
 
-  float acc[R][NT][4], acc2[R][NT][4];  // two mma chains a tile (gemv_tc.cu's mma_chunk says why)
+  float acc[R][NT][4], acc2[R][NT][4];  // two mma chains a tile (the prelude's mma_chunk says why)
 #pragma unroll
   for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -230,7 +213,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) tcal_mma(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
+          for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
     // Fewer than U whole chunks left: one at a time, the warps taking turns.
     for (int c = j0 + runs * U + kw; c < j1; c += KW) {
@@ -252,7 +235,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) tcal_mma(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv[nt]);
+        for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[i][0], wv[i][1], xv[nt]);
     }
   }
   if (!waited) wait_for_previous_grid();
@@ -268,7 +251,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
       for (int i = 0; i < R; ++i) {
         const uint4 lo = load_window<false>(wrow[i][0] + k0, k0, k), hi = load_window<false>(wrow[i][1] + k0, k0, k);
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) tcal_mma(acc[i][nt], acc2[i][nt], lo, hi, xv[nt]);
+        for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], lo, hi, xv[nt]);
       }
     }
   }

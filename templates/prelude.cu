@@ -554,6 +554,28 @@ __device__ __forceinline__ uint4 load_tc_weights(const void* p) {
   return v;
 }
 
+// The two mma steps of one 32-element chunk (gemv_tc.cu, gemv_tcal.cu): lo/hi a lane's 16-byte
+// loads of rows g and g + 8, xv its 16 bytes of x at the same K positions. The steps go to two
+// accumulators (summed at the end): at m = 16 a chain of dependent mma held each warp's next
+// loads back, and two chains ran 16x6144x4096 in 15.2 us instead of 15.6 on the H200
+// (bench/results/h200.md, "Tensor cores at M = 4 to 16: what holds them back").
+__device__ __forceinline__ void mma_chunk(float* d0, float* d1, const uint4& lo, const uint4& hi, const uint4& xv) {
+  mma_16816(d0, lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
+  mma_16816(d1, lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
+}
+
+// The 8 elements p[0..7] at K positions k0 .. k0 + 7, those outside [0, k) zero and never read
+// (K tails, and gemv_tcal.cu's rows' first and last blocks: zero in both W and x, so padding never
+// adds anything, not even NaN from memory outside the row).
+template <bool IS_X>
+__device__ __forceinline__ uint4 load_window(const elem_t* p, int k0, int k) {
+  unsigned short e[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) e[j] = k0 + j >= 0 && k0 + j < k ? (IS_X ? load_x_element(p + j) : p[j]) : 0;
+  return make_uint4(e[0] | (unsigned(e[1]) << 16), e[2] | (unsigned(e[3]) << 16), e[4] | (unsigned(e[5]) << 16),
+                    e[6] | (unsigned(e[7]) << 16));
+}
+
 #endif  // GEMV_DTYPE != 0
 
 // ---- the end of a tensor-core kernel (gemv_tc.cu, gemv_qtc.cu, gemv_q4l.cu) ---------------

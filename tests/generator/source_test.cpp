@@ -70,10 +70,16 @@ TEST(Source, FamilyAndMTileAreInTheKernelName) {
   EXPECT_NE(tc.find("#define GEMV_M_TILE 8"), std::string::npos);
   EXPECT_NE(tc.find("mma.sync.aligned.m16n8k16"), std::string::npos);
   EXPECT_NE(tc.find("and templates/gemv_tc.cu\n"), std::string::npos);
-  // The CUDA-core family's source is gemv.cu's (the prelude it shares holds the mma helper).
+  // The CUDA-core family's source is gemv.cu's (the prelude it shares holds the mma helpers).
   const std::string cc = generate_source(parse_config("t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::bf16);
   EXPECT_NE(cc.find("and templates/gemv.cu\n"), std::string::npos);
-  EXPECT_EQ(cc.find("mma_16816(d"), std::string::npos);
+  EXPECT_NE(tc.find("mma_tile_chunk"), std::string::npos);
+  EXPECT_EQ(cc.find("mma_tile_chunk"), std::string::npos);
+  // The tensor cores' aligned body is its own template.
+  const std::string al = generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_al_m8"), DType::bf16);
+  EXPECT_NE(al.find("and templates/gemv_tcal.cu\n"), std::string::npos);
+  EXPECT_NE(al.find("window16"), std::string::npos);
+  EXPECT_EQ(kernel_name(parse_config("tc_t128_r1_kw2_v16_u2_sk3_cs_al_m8"), DType::bf16), "gemv_tc_bf16_t128_r1_kw2_v16_u2_cs_al_m8");
   EXPECT_THROW(generate_source(parse_config("tc_t128_r1_kw2_v16_u2_sk1_cs_m8"), DType::f32), InvalidArgument);
 }
 
