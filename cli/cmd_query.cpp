@@ -60,7 +60,7 @@ int cmd_query(const std::vector<std::string>& args) {
 
   // What the runtime launches on this shape's own rows (ld = K, x rows at ldx = K, 16-byte
   // aligned bases): where those rows are not 16-byte aligned a 16-byte config runs as its
-  // aligned-body twin (misaligned_variant), a tensor-core one on CUDA cores.
+  // aligned-body twin (misaligned_variant; a tensor-core one's own at M > 1, on CUDA cores at 1).
   const int width = is_quantized(weights) ? r.config.vec_bytes
                                           : widest_aligned_vec_bytes(r.config, dtype, 0, shape.k, 0, batch > 1 ? shape.k : 0);
   const KernelConfig runs_as = misaligned_variant(r.config, width);
