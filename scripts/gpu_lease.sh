@@ -9,17 +9,21 @@
 #           with every 101st (about 400 s)
 #   quant   benchquant and python (about 230 s)
 #   peers   peers, then decodequant, which prints issue 12's table once benchquant ran (about 320 s)
+#   misaligned  the aligned-body suite at every offset (CUDA cores and tensor cores), then bench of
+#           4097x4099, 4096x4093 and 4096x4096 at M = 1-16 from an empty cache against cuBLAS
+#           (bench/probes/tcal/run.sh; about 110 s on an H100 on 2026-12-06)
 # Carry the bench pack (scripts/pack_for_gpu.sh build build-gpu/q none) with .carry/gemlite_pkg and
 # .carry/pylib for bars, quant and peers, the suites' pack (... build-gpu/h test_gemv_gpu
 # test_tuner_gpu test_runtime test_cli test_timing_gpu test_gemv_batch_gpu test_gemv_quant_gpu)
-# for suites; both together pass the tool's 64 MiB. Run the phases on one warm machine, in that
+# for suites and misaligned; both together pass the tool's 64 MiB. The suites' pack holds the CLI
+# and the sweep too, so BENCH_PACK=build-gpu/h runs bars from it alone (no .carry needed there). Run the phases on one warm machine, in that
 # order: they share one cache and one log folder (/tmp/lease), and each call brings back all of
 # it so far as $OUT/lease_PHASE.tgz (caches left out) with the end of the phase's log printed.
 # A call that gets another GPU than an H200 runs nothing and says so (the bars are the H200's),
 # unless ANY_GPU=1.
 set -u
 phase=${1:-}
-case $phase in bars|suites|quant|peers) ;; *) echo "usage: gpu_lease.sh bars|suites|quant|peers" >&2; exit 2 ;; esac
+case $phase in bars|suites|quant|peers|misaligned) ;; *) echo "usage: gpu_lease.sh bars|suites|quant|peers|misaligned" >&2; exit 2 ;; esac
 command -v nvidia-smi > /dev/null || { echo "gpu_lease: no nvidia-smi: not a GPU machine" >&2; exit 2; }
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
 echo "GPU: $gpu; commit $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
@@ -57,6 +61,9 @@ case $phase in
     step 260 benchquant; PYLIB=.carry/pylib step 120 python ;;
   peers)
     step 360 peers; step 150 decodequant ;;
+  misaligned)
+    OUT=$L/misaligned BUILD=${SUITES_PACK:-build-gpu/h} FILTER='GemvAlignedBody*' timeout 400 bench/probes/tcal/run.sh >> "$log" 2>&1
+    echo "[misaligned exit $? at $(date +%T)]" >> "$log" ;;
 esac
 echo "phase $phase to $(date +%T)" >> "$log"
 tail -c 9000 "$log"
