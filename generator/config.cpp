@@ -431,12 +431,10 @@ std::optional<KernelConfig> tensor_core_aligned_body_twin(const KernelConfig& c)
   return al;
 }
 
-KernelConfig misaligned_variant(const KernelConfig& c, int width) {
-  if (width >= c.vec_bytes || c.vec_bytes != 16) return with_vec_bytes(c, width);
-  // Tensor cores at m tile > 1: their own aligned body (templates/gemv_tcal.cu). On an H100 the
-  // CUDA-core one ran 4097x4099 at 0.65x cuBLAS at M = 8 and 0.39x at M = 16 (docs/batch.md).
-  if (auto tc = tensor_core_aligned_body_twin(c)) return *tc;
-  KernelConfig al = with_vec_bytes(c, 8);  // tensor cores at m tile 1: the CUDA-core kernel
+std::optional<KernelConfig> cuda_core_aligned_body_twin(const KernelConfig& c) {
+  if (c.vec_bytes != 16 || c.ring) return std::nullopt;
+  if (c.family == Family::cuda_core && c.aligned_body) return c;
+  KernelConfig al = with_vec_bytes(c, 8);  // tensor cores: the CUDA-core kernel of the same m tile
   al.vec_bytes = 16;
   al.aligned_body = true;
   // A register cap was fitted to the plain kernel's count (cuda_core_capped_twin), and al takes
@@ -447,7 +445,17 @@ KernelConfig misaligned_variant(const KernelConfig& c, int width) {
   // The aligned body keeps 32 accumulators whatever the dtype (why_invalid_weights): an fp32
   // config with 4 rows per warp at m tile 16 runs it with 2.
   while (al.rows_per_warp > 1 && al.rows_per_warp * al.m_tile > kMaxAccumulators16) al.rows_per_warp /= 2;
-  return why_invalid(al) ? with_vec_bytes(c, width) : al;
+  if (why_invalid(al)) return std::nullopt;
+  return al;
+}
+
+KernelConfig misaligned_variant(const KernelConfig& c, int width) {
+  if (width >= c.vec_bytes || c.vec_bytes != 16) return with_vec_bytes(c, width);
+  // Tensor cores at m tile > 1: their own aligned body (templates/gemv_tcal.cu). On an H100 the
+  // CUDA-core one ran 4097x4099 at 0.65x cuBLAS at M = 8 and 0.39x at M = 16 (docs/batch.md).
+  if (auto tc = tensor_core_aligned_body_twin(c)) return *tc;
+  if (auto cc = cuda_core_aligned_body_twin(c)) return *cc;
+  return with_vec_bytes(c, width);
 }
 
 KernelConfig with_vec_bytes(KernelConfig c, int width) {

@@ -155,16 +155,23 @@ void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& o
   // A warp of the tensor cores' aligned body takes rows 8 apart from R 128-row bands and reads
   // them all at one offset from 16 bytes (templates/gemv_tcal.cu): its bands must not straddle
   // two segments, whose bases and strides place rows differently.
-  if (c.family == Family::tensor_core && c.aligned_body) {
-    const std::int64_t bands = 128LL * c.rows_per_warp;
+  if (const int i = fused_segment_splitting_bands(c, op)) {
     std::int64_t begin = 0;
-    for (int i = 0; i + 1 < op.count; ++i)
-      if ((begin += op.segments[i].rows) % bands != 0)
-        throw InvalidArgument("config " + to_string(c) + ": tensor cores on rows that are not 16-byte aligned (al) " +
-                              "need fused segments that start on multiples of " + std::to_string(bands) +
-                              " rows (128 x tiles a warp); segment " + std::to_string(i + 1) + " starts at row " +
-                              std::to_string(begin));
+    for (int j = 0; j < i; ++j) begin += op.segments[j].rows;
+    throw InvalidArgument("config " + to_string(c) + ": tensor cores on rows that are not 16-byte aligned (al) " +
+                          "need fused segments that start on multiples of " + std::to_string(128LL * c.rows_per_warp) +
+                          " rows (128 x tiles a warp); segment " + std::to_string(i) + " starts at row " +
+                          std::to_string(begin));
   }
+}
+
+int fused_segment_splitting_bands(const KernelConfig& c, const FusedOperands& op) {
+  if (c.family != Family::tensor_core || !c.aligned_body) return 0;
+  const std::int64_t bands = 128LL * c.rows_per_warp;
+  std::int64_t begin = 0;
+  for (int i = 0; i + 1 < op.count && i + 1 < kMaxFusedSegments; ++i)
+    if ((begin += op.segments[i].rows) % bands != 0) return i + 1;
+  return 0;
 }
 
 int cluster_blocks_for(const KernelConfig& c, WeightFormat w, const Shape& s, const std::string& arch) {

@@ -107,6 +107,11 @@ void check_operands(const KernelConfig& c, DType t, const GemvOperands& op);
 // check_operands for every segment of a fused launch, and 1 <= count <= kMaxFusedSegments.
 void check_fused_operands(const KernelConfig& c, DType t, const FusedOperands& op);
 
+// The first segment (1..count - 1) that starts inside the bands of one warp of c, a tensor-core
+// al config (templates/gemv_tcal.cu reads a warp's rows, 128 R apart and 8 apart, at one offset),
+// or 0 where none does or c is not one; check_fused_operands refuses such a launch.
+int fused_segment_splitting_bands(const KernelConfig& c, const FusedOperands& op);
+
 // How split-K blocks combine: as a cluster where cluster_blocks_for says so (what every caller
 // wants), or always through the workspace (tests comparing the two paths' bits).
 enum class SplitKFinish { cluster_where_chosen, workspace };

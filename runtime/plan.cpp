@@ -127,6 +127,15 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
                           to_string(p.shape));
   const jit::LoadedGemv* kernel = prepared_kernel(p, width);
   if (!kernel) throw InvalidArgument("no prepared kernel of " + std::to_string(width) + "-byte loads");
+  // Segments that start inside a tensor-core al warp's bands: the CUDA-core al kernel where the
+  // plan prepared it (misaligned K); otherwise check_fused_operands names the segment.
+  if (jit::fused_segment_splitting_bands(kernel->config(), op))
+    if (const auto cc = cuda_core_aligned_body_twin(p.config))
+      for (const auto& v : p.variants) {
+        KernelConfig want = *cc;
+        want.split_k = 1;
+        if (v->config() == want) kernel = v.get();
+      }
   const KernelConfig c = launch_config(p, *kernel, op.stacked_shape());
   p.context->make_current_if_none();  // launching needs a current context
   jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first

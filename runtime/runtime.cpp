@@ -188,16 +188,23 @@ std::shared_ptr<const Plan> Runtime::Impl::create_plan(const Shape& s, DType t, 
   // What every narrower width down to the element size runs (misaligned_variant), compiled now:
   // launch() must never compile when a caller's pointers or ld do not allow the widest loads.
   // A 16-byte config's is its aligned-body variant (al), one kernel for any element-aligned
-  // operands; tensor cores' runs on CUDA cores with the same m tile.
+  // operands; tensor cores' is their own al kernel at m tile > 1, the CUDA-core one at 1.
   const int esize = static_cast<int>(dtype_size(t));
-  for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2) {
-    KernelConfig variant = misaligned_variant(impl->config, width);
-    if (why_invalid_for(variant, t, s, batch)) continue;  // never stricter than the config; kept as a guard
+  const auto prepare = [&](KernelConfig variant) {
+    if (why_invalid_for(variant, t, s, batch)) return;  // never stricter than the config; kept as a guard
     variant.split_k = 1;
     const bool prepared = std::any_of(impl->variants.begin(), impl->variants.end(),
                                       [&](const auto& v) { return v->config() == variant; });
     if (!prepared) impl->variants.push_back(load_kernel(variant, t, w));
-  }
+  };
+  for (int width = impl->config.vec_bytes; width >= esize && width >= 2; width /= 2)
+    prepare(misaligned_variant(impl->config, width));
+  // A tensor-core al kernel reads a warp's rows (128 R apart) at one offset, so fused segments
+  // that start inside its bands run the CUDA-core al kernel (Plan::launch_fused): prepared where
+  // the plan's own rows are misaligned (K x element size not a multiple of 16), one more compile.
+  const bool misaligned_rows = s.k * esize % 16 != 0;
+  if (misaligned_rows && tensor_core_aligned_body_twin(impl->config))
+    if (auto cc = cuda_core_aligned_body_twin(impl->config)) prepare(*cc);
   settle_split_k();
   if (!impl->split_k_in_clusters_only)
     for (const auto& v : impl->variants) {  // no-op for split_k == 1

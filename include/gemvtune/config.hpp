@@ -190,6 +190,12 @@ KernelConfig misaligned_variant(const KernelConfig& c, int width);
 // one; none at m tile 1 or for the ring.
 std::optional<KernelConfig> tensor_core_aligned_body_twin(const KernelConfig& c);
 
+// A 16-byte config's aligned-body twin on CUDA cores (templates/gemv.cu): c itself when it is one;
+// a tensor-core config's the CUDA-core kernel of the same m tile (what misaligned_variant gives at
+// m tile 1, and the runtime's fallback for fused segments that split a tensor-core al warp's
+// bands); none for the ring or narrower loads.
+std::optional<KernelConfig> cuda_core_aligned_body_twin(const KernelConfig& c);
+
 // Throws InvalidArgument with the reason when why_invalid_for says so.
 void check_config(const KernelConfig& c, DType t, const Shape& s, int m = 1,
                   WeightFormat weights = WeightFormat::dense);

@@ -224,3 +224,20 @@ TEST(AlignedBody, TensorCoreRowSetsCoverEveryBand) {
   plain.aligned_body = false;
   EXPECT_EQ(plain.row_blocks(4097), 257);
 }
+
+// The CUDA-core twin of any 16-byte config (the runtime's fallback where fused segments split a
+// tensor-core al warp's bands): a tensor-core config's, al or not, is the CUDA-core al kernel of
+// the same m tile; a CUDA-core al config is its own; none for narrower loads or the ring.
+TEST(AlignedBody, CudaCoreTwinOfEverySixteenByteConfig) {
+  for (const char* text : {"tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_m8", "tc_t256_r2_kw4_v16_u2_sk2_cs_pdl_al_m8"}) {
+    const auto cc = cuda_core_aligned_body_twin(parse_config(text));
+    ASSERT_TRUE(cc) << text;
+    EXPECT_EQ(to_string(*cc), "t256_r1_kw4_v16_u4_sk2_cs_pdl_al_m8") << text;
+  }
+  const KernelConfig al = parse_config("t128_r1_kw1_v16_u4_sk1_cs_pdl_al");
+  EXPECT_EQ(cuda_core_aligned_body_twin(al), al);
+  EXPECT_FALSE(cuda_core_aligned_body_twin(parse_config("t128_r1_kw1_v8_u4_sk1_cs")));
+  // At m tile 1 it is what misaligned_variant gives.
+  const KernelConfig tc1 = parse_config("tc_t256_r2_kw4_v16_u2_sk2_cs_pdl");
+  EXPECT_EQ(cuda_core_aligned_body_twin(tc1), misaligned_variant(tc1, 2));
+}

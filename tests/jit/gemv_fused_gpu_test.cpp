@@ -45,7 +45,11 @@ TEST(GemvFused, TensorCoreAlignedBodyNeedsSegmentsOnWholeBands) {
   op.segments[1] = {1 << 22, 32768, 256, 1003};
   op.segments[2] = {1 << 23, 65536, 100, 1001};
   EXPECT_NO_THROW(jit::check_fused_operands(c, DType::bf16, op));
+  EXPECT_EQ(jit::fused_segment_splitting_bands(c, op), 0);
   op.segments[1].rows = 128;  // segment 2 starts at 640: not a multiple of 256
+  EXPECT_EQ(jit::fused_segment_splitting_bands(c, op), 2);
+  EXPECT_EQ(jit::fused_segment_splitting_bands(parse_config("tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_m4"), op), 0);
+  EXPECT_EQ(jit::fused_segment_splitting_bands(parse_config("tc_t256_r1_kw4_v16_u2_sk1_cs_pdl_al_m4"), op), 0);
   try {
     jit::check_fused_operands(c, DType::bf16, op);
     FAIL();

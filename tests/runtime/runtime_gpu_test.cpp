@@ -420,6 +420,50 @@ TEST(RuntimeGpu, FusedLaunchMatchesSeparateReferences) {
   }
 }
 
+// Fused segments of misaligned rows (K = 1001) at M = 4: the plan's default is the tensor cores'
+// al kernel, whose warps read rows 128 R apart at one offset; segments that start on whole bands
+// run it, and segments that start inside them (100 + 200 + 37 rows) run the CUDA-core al kernel
+// the plan prepared for them. Both against separate references.
+TEST(RuntimeGpu, FusedMisalignedSegmentsRunWhicheverAlignedBodyFits) {
+  GEMVTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  Runtime rt(fresh_options(tmp));
+  const std::int64_t k = 1001;
+  const int m = 4;
+  const DType t = DType::bf16;
+  for (const std::vector<std::int64_t>& rows : {std::vector<std::int64_t>{512, 256, 37}, std::vector<std::int64_t>{100, 200, 37}}) {
+    std::vector<GemvInputs> in;
+    std::vector<jit::DeviceBuffer> w, y;
+    std::int64_t n = 0;
+    for (int i = 0; i < 3; ++i) {
+      in.push_back(random_inputs(t, {rows[i], k}, k, 70 + i, m, k));
+      if (i > 0) in[i].x = in[0].x;
+      w.emplace_back(in[i].w.bytes.size());
+      w[i].upload(in[i].w.bytes.data(), in[i].w.bytes.size());
+      y.emplace_back(rows[i] * m * dtype_size(t));
+      y[i].fill_bytes(0xff);
+      n += rows[i];
+    }
+    jit::DeviceBuffer x(in[0].x.bytes.size());
+    x.upload(in[0].x.bytes.data(), in[0].x.bytes.size());
+    auto plan = rt.plan({n, k}, t, m);
+    EXPECT_EQ(plan->config().family, Family::tensor_core) << to_string(plan->config());
+    EXPECT_TRUE(plan->config().aligned_body) << to_string(plan->config());
+    FusedSegment seg[3];
+    for (int i = 0; i < 3; ++i) seg[i] = {w[i].get(), y[i].get(), rows[i], k};
+    jit::Stream stream;
+    plan->launch_fused(seg, 3, x.get(), stream.get());
+    stream.synchronize();
+    for (int i = 0; i < 3; ++i) {
+      HostArray out(t, rows[i] * m);
+      y[i].download(out.bytes.data(), out.bytes.size());
+      const Comparison cmp = compare_output(out, reference_gemv(in[i]));
+      EXPECT_TRUE(cmp.ok) << "rows " << rows[0] << "+" << rows[1] << "+" << rows[2] << " segment " << i << " "
+                          << to_string(plan->config()) << ": " << cmp.describe();
+    }
+  }
+}
+
 // RuntimeOptions::allow_split_k = false: a tuned split-K config whose splits finish in a thread
 // block cluster (sm_90) keeps its split and reserves no workspace, so the plan is safe on
 // concurrent streams; one the cluster rules do not cover (a grid past 512 blocks) runs as one
