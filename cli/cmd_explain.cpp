@@ -316,7 +316,10 @@ int cmd_explain(const std::vector<std::string>& args) {
   } t;
   t.add({"grid", std::to_string(x.row_blocks) + " row blocks x " + std::to_string(config.split_k) + " split-K = " +
                      std::to_string(x.blocks) + " blocks",
-         std::to_string(x.block_rows) + " rows per block, " + std::to_string(gpu.sm_count) + " SMs"});
+         std::to_string(x.block_rows) + " rows per block" +
+             // templates/gemv_tcal.cu: a row set takes rows 8 apart from its 128-row bands
+             (config.family == Family::tensor_core && config.aligned_body ? " (rows 8 apart, al)" : "") + ", " +
+             std::to_string(gpu.sm_count) + " SMs"});
   const Residency& used = x.cubin_residency ? *x.cubin_residency : x.model_residency;
   t.add({"residency", std::to_string(used.blocks) + " blocks per SM (" + used.limit + "), occupancy " +
                           fixed("%.0f", 100 * used.occupancy) + "%",

@@ -83,6 +83,24 @@ TEST_F(CliExplain, JsonHasTheGridWavesLittlesLawCubinAndModel) {
 
 // 6144x4096's round-1 pick takes 88 registers now (NVRTC 13.0, sm_90): 2 blocks an SM and 1.45
 // waves, where its capped twin fits 3 and one wave. A tensor-core config has no such twin.
+// The tensor cores' al (templates/gemv_tcal.cu): its grid is 8 row sets for each 128-row band
+// (4097 rows: 33 bands, 264 row sets of one a block), and the text says its rows are 8 apart.
+TEST_F(CliExplain, TensorCoresAlignedBodyGridCoversEveryBand) {
+  const std::vector<std::string> args = {"explain", "--shape", "4097x4099", "--batch", "8", "--gpu", kH200Key,
+                                         "--config", "tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m8", "--db", db()};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const CliResult r = run(json_args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["grid"]["block_rows"], 16);
+  EXPECT_EQ(j["grid"]["row_blocks"], 264);
+  EXPECT_EQ(j["cubin"]["spill_store_bytes"], 0);
+  const CliResult text = run(args);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("16 rows per block (rows 8 apart, al)"), std::string::npos) << text.out;
+}
+
 TEST_F(CliExplain, NamesTheCappedTwinOneBlockAnSmFurtherOn) {
   const std::vector<std::string> base = {"explain", "--shape", "6144x4096", "--gpu", kH200Key, "--db", db(), "--config"};
   auto args = base;
