@@ -78,7 +78,9 @@ int cmd_query(const std::vector<std::string>& args) {
   std::cout << "  config  " << to_string(r.config) << "\n";
   if (twin)
     std::cout << "  runs as " << to_string(runs_as) << " on rows of ld = K, which are not " << r.config.vec_bytes
-              << "-byte aligned" << (r.config.family == Family::tensor_core ? " (CUDA cores: tensor cores need aligned rows)" : "")
+              << "-byte aligned" << (r.config.family == Family::tensor_core && runs_as.family == Family::cuda_core
+                                     ? " (CUDA cores: tensor cores at m tile 1 need aligned rows)"
+                                     : "")
               << "\n";
   std::cout << "  source  " << r.source_text << (cache ? "" : " (no cache at " + path + ")") << "\n";
   if (r.record) {

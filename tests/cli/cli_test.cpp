@@ -306,6 +306,7 @@ TEST_F(Cli, QuerySaysWhatRunsOnMisalignedRows) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "config  tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m2")) << r.out;
   EXPECT_TRUE(contains(r.out, "runs as tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m2 on rows of ld = K")) << r.out;
+  EXPECT_FALSE(contains(r.out, "CUDA cores")) << r.out;  // its own al kernel, on tensor cores
   Json j = Json::parse(run({"query", "--shape", "4097x4099", "--batch", "2", "--gpu", kH200Key, "--db", db(), "--json"}).out);
   ASSERT_TRUE(j["runs_as"].is_string()) << j.dump();
   const KernelConfig twin = parse_config(j["runs_as"].get<std::string>());
