@@ -120,8 +120,7 @@ void add_quantized(int m, bool ring, std::vector<KernelConfig>& out) {
 // the 2592 of M = 1, so the model strategy, which ranks them as the 16-byte configs they are
 // (above the narrowed ones), measures them first within a budget a fifth larger. At M > 1 the
 // CUDA-core family at every M (a third of the CUDA-core configs), and in bf16 and fp16 the
-// tensor cores' own (templates/gemv_tcal.cu): those of the tensor-core space whose blocks are
-// whole 128-row bands, without w8 or pf.
+// tensor cores' own (templates/gemv_tcal.cu): those of the tensor-core space without w8 or pf.
 void add_aligned_body(DType t, int m, std::vector<KernelConfig>& out) {
   std::vector<KernelConfig> base;
   if (m > 1) {

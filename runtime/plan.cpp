@@ -40,13 +40,17 @@ std::vector<int> Plan::prepared_vec_bytes() const {
 }
 
 namespace {
-// The prepared kernel for operands that allow `width`-byte loads (misaligned_variant), or nullptr.
-const jit::LoadedGemv* prepared_kernel(const Plan::Impl& p, int width) {
-  KernelConfig want = misaligned_variant(p.config, width);
+// The prepared kernel of config `want` (variants are compiled without split-K), or nullptr.
+const jit::LoadedGemv* prepared(const Plan::Impl& p, KernelConfig want) {
   want.split_k = 1;
   for (const auto& v : p.variants)
     if (v->config() == want) return v.get();
   return nullptr;
+}
+
+// The prepared kernel for operands that allow `width`-byte loads (misaligned_variant), or nullptr.
+const jit::LoadedGemv* prepared_kernel(const Plan::Impl& p, int width) {
+  return prepared(p, misaligned_variant(p.config, width));
 }
 
 }  // namespace
@@ -131,11 +135,7 @@ void Plan::launch_fused(const FusedSegment* segments, int count, CUdeviceptr x, 
   // plan prepared it (misaligned K); otherwise check_fused_operands names the segment.
   if (jit::fused_segment_splitting_bands(kernel->config(), op))
     if (const auto cc = cuda_core_aligned_body_twin(p.config))
-      for (const auto& v : p.variants) {
-        KernelConfig want = *cc;
-        want.split_k = 1;
-        if (v->config() == want) kernel = v.get();
-      }
+      if (const jit::LoadedGemv* fallback = prepared(p, *cc)) kernel = fallback;
   const KernelConfig c = launch_config(p, *kernel, op.stacked_shape());
   p.context->make_current_if_none();  // launching needs a current context
   jit::launch_fused_gemv(*kernel, c, op, p.workspace, stream);  // checks every segment first

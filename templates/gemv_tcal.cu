@@ -119,12 +119,11 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
 #pragma unroll
     for (int h = 0; h < 2; ++h) wa[i][h] = wrow[i][h] - block_offset(wrow[i][h]) + kb + 8 * t;
 
-  // x: batch row 8 nt + g. Its blocks around K position 8 b - o
-  // start d = p - o elements on from block b (p: the x row's offset): block b + floor(d / 8),
-  // shifted by s = d mod 8.
-  // Batch rows at or past m read row 0 in the fast loop: they only make outputs of columns that
-  // are never written (B's column g feeds D's column g alone), and a branch around their loads
-  // kept the compiler from issuing a run's x loads together.
+  // x: batch row 8 nt + g. Its blocks around K position 8 b - o start d = p - o elements on
+  // from block b (p: the x row's offset): block b + floor(d / 8), shifted by s = d mod 8. Batch
+  // rows at or past m read row 0 in the fast loop: they only make outputs of columns that are
+  // never written (B's column g feeds D's column g alone), and a branch around their loads kept
+  // the compiler from issuing a run's x loads together.
   const elem_t* xrow[NT];
   const elem_t* xa[NT];
   int xs[NT], xh[NT];  // the shift, and where the second block is (0: not needed, read the first)

@@ -58,6 +58,26 @@ TEST(GemvFused, TensorCoreAlignedBodyNeedsSegmentsOnWholeBands) {
   }
 }
 
+namespace {
+// Launches config `text` over op's segments with every output poisoned first, and checks each
+// segment's m x rows outputs against its own float64 reference.
+void check_fused(jit::LoadedKernels& kernels, const jit::Stream& stream, DType t, const char* text,
+                 const jit::FusedOperands& op, std::vector<jit::DeviceBuffer>& y, const std::vector<GemvInputs>& in) {
+  const KernelConfig c = parse_config(text);
+  jit::SplitKWorkspace ws;
+  ws.reserve(c, op.stacked_shape());
+  for (auto& b : y) b.fill_bytes(0xff);
+  jit::launch_fused_gemv(*kernels.get(c, t), c, op, ws, stream.get());
+  stream.synchronize();
+  for (int i = 0; i < op.count; ++i) {
+    HostArray out(t, static_cast<std::size_t>(op.segments[i].rows * op.m));
+    y[i].download(out.bytes.data(), out.bytes.size());
+    const Comparison cmp = compare_output(out, reference_gemv(in[i]));
+    EXPECT_TRUE(cmp.ok) << to_string(t) << " " << text << " segment " << i << ": " << cmp.describe();
+  }
+}
+}  // namespace
+
 // Fused segments of misaligned rows (K = 1001, strides 1001 and 1003, a W base 2 bytes off)
 // through the tensor cores' aligned body at M = 4, against separate references.
 TEST(GemvFusedGpu, TensorCoreAlignedBodyOverMisalignedSegments) {
@@ -88,20 +108,8 @@ TEST(GemvFusedGpu, TensorCoreAlignedBodyOverMisalignedSegments) {
   op.m = static_cast<int>(m);
   op.ldx = k;
   for (int i = 0; i < 3; ++i) op.segments[i] = {w[i].get() + (i == 1 ? 2 : 0), y[i].get(), rows[i], ld[i], rows[i]};
-  for (const char* text : {"tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m4", "tc_t128_r1_kw1_v16_u4_sk3_cs_al_m4"}) {
-    const KernelConfig c = parse_config(text);
-    jit::SplitKWorkspace ws;
-    ws.reserve(c, op.stacked_shape());
-    for (auto& b : y) b.fill_bytes(0xff);
-    jit::launch_fused_gemv(*kernels.get(c, t), c, op, ws, stream.get());
-    stream.synchronize();
-    for (int i = 0; i < 3; ++i) {
-      HostArray out(t, rows[i] * m);
-      y[i].download(out.bytes.data(), out.bytes.size());
-      const Comparison cmp = compare_output(out, reference_gemv(in[i]));
-      EXPECT_TRUE(cmp.ok) << text << " segment " << i << ": " << cmp.describe();
-    }
-  }
+  for (const char* text : {"tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m4", "tc_t128_r1_kw1_v16_u4_sk3_cs_al_m4"})
+    check_fused(kernels, stream, t, text, op, y, in);
 }
 
 TEST(GemvFusedGpu, QkvInOneLaunchMatchesSeparateReferences) {
@@ -130,19 +138,8 @@ TEST(GemvFusedGpu, QkvInOneLaunchMatchesSeparateReferences) {
     op.x = x.get();
     op.k = k;
     for (int i = 0; i < 3; ++i) op.segments[i] = {w[i].get(), y[i].get(), rows[i], ld[i]};
-    for (const char* text : {"t128_r2_kw2_v16_u2_sk1_cs", "t64_r4_kw1_v16_u1_sk3_nc_pdl", "t256_r1_kw4_v8_u4_sk1_cs"}) {
-      const KernelConfig c = parse_config(text);  // rows of 1000 and 1024 elements: 16-byte aligned
-      jit::SplitKWorkspace ws;
-      ws.reserve(c, op.stacked_shape());
-      for (auto& b : y) b.fill_bytes(0xff);
-      jit::launch_fused_gemv(*kernels.get(c, t), c, op, ws, stream.get());
-      stream.synchronize();
-      for (int i = 0; i < 3; ++i) {
-        HostArray out(t, rows[i]);
-        y[i].download(out.bytes.data(), out.bytes.size());
-        const Comparison cmp = compare_output(out, reference_gemv(in[i]));
-        EXPECT_TRUE(cmp.ok) << to_string(t) << " " << to_string(c) << " segment " << i << ": " << cmp.describe();
-      }
-    }
+    // Rows of 1000 and 1024 elements: 16-byte aligned.
+    for (const char* text : {"t128_r2_kw2_v16_u2_sk1_cs", "t64_r4_kw1_v16_u1_sk3_nc_pdl", "t256_r1_kw4_v8_u4_sk1_cs"})
+      check_fused(kernels, stream, t, text, op, y, in);
   }
 }
