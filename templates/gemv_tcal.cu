@@ -163,23 +163,13 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const bool active = tile_row0(0) < n;
   const uint4 zero = make_uint4(0, 0, 0, 0);
 
-  // The edge chunks (read element by element): the first this warp takes has its weights
-  // loaded now, into registers held across the loop, so that their round trip to HBM overlaps
-  // the loop's instead of ending the warp's work after it (a warp's end waited on it: on an H100
-  // misaligned rows ran 11% slower than aligned ones through this kernel at M = 8 and 16). A
-  // second one (KW = 1 with both edges, or split-K's first slice) is asked of L2 now instead.
+  // The edge chunks' weights (read element by element after the loop) are asked of L2 now, so
+  // that those loads wait for L2 rather than HBM at the end of a warp's work.
   const int edges = j0 + max(0, jn - j1);
   const auto edge_chunk = [&](int e) { return e < j0 ? 0 : j1 + e - j0; };
-  const auto edge_k0 = [&](int e) { return kb + edge_chunk(e) * CHUNK + 8 * t - o; };
-  uint4 ew[R][2];
-  const bool edge_now = active && kw < edges;
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) ew[i][h] = edge_now ? load_window<false>(wrow[i][h] + edge_k0(kw), edge_k0(kw), k) : zero;
   if (active)
-    for (int e = kw + KW; e < edges; e += KW) {
-      const int k0 = min(max(edge_k0(e), 0), k - 1);
+    for (int e = kw; e < edges; e += KW) {
+      const int k0 = min(max(kb + edge_chunk(e) * CHUNK + 8 * t - o, 0), k - 1);
 #pragma unroll
       for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -250,16 +240,15 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (!waited) wait_for_previous_grid();
   if (active) {
     // The edge chunks, element by element: this lane's block of chunk j holds K positions
-    // kb + 32 j + 8 t - o .. + 7; the first one's weights are in ew.
+    // kb + 32 j + 8 t - o .. + 7.
     for (int e = kw; e < edges; e += KW) {
-      const int k0 = edge_k0(e);
+      const int k0 = kb + edge_chunk(e) * CHUNK + 8 * t - o;
       uint4 xv[NT];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) xv[nt] = xok[nt] ? load_window<true>(xrow[nt] + k0, k0, k) : zero;
 #pragma unroll
       for (int i = 0; i < R; ++i) {
-        const uint4 lo = e == kw ? ew[i][0] : load_window<false>(wrow[i][0] + k0, k0, k);
-        const uint4 hi = e == kw ? ew[i][1] : load_window<false>(wrow[i][1] + k0, k0, k);
+        const uint4 lo = load_window<false>(wrow[i][0] + k0, k0, k), hi = load_window<false>(wrow[i][1] + k0, k0, k);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], lo, hi, xv[nt]);
       }
