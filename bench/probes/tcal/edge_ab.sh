@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Where a tensor-core al warp reads its edge chunks (templates/gemv_tcal.cu): the new build
-# (NEW, default build-gpu/h: the first edge's weights loaded into registers before the loop)
-# and NEW2 (build-gpu/new2: the old order, the edges' weights prefetched to L1 instead of L2),
-# each against OLD (build-gpu/old, the edges' weights asked of L2, read after the loop), in one
-# lease: the al suite of tensor cores at every offset on NEW, then bench/probes/al_loose/ab.sh
-# twice on listed configs. Everything comes back as $OUT/edge_ab.tgz.
-#   OUT=$OUT bench/probes/tcal/edge_ab.sh
+# Same-lease A/B of the tensor-core al kernel (templates/gemv_tcal.cu) of two or three builds:
+# NEW (default build-gpu/h) and, where it is there, NEW2 (build-gpu/new2), each against OLD
+# (build-gpu/old): the al suite of tensor cores at every offset on NEW, then
+# bench/probes/al_loose/ab.sh on listed configs and shapes (CONFIGS, SHAPES, ROUNDS). Everything
+# comes back as $OUT/edge_ab.tgz.   OUT=$OUT bench/probes/tcal/edge_ab.sh
+# Used on 2026-12-06 for where a warp reads its edge chunks (edge_regs.patch: the first edge's
+# weights in registers before the loop; edge_l1.patch: prefetched to L1, not L2; neither kept)
+# and for the turns of a row set's leftover chunks and edges (kept).
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 NEW=${NEW:-build-gpu/h}; NEW2=${NEW2:-build-gpu/new2}; OLD=${OLD:-build-gpu/old}
@@ -15,6 +16,7 @@ echo "al suite exit $?"; grep -E "^\[  (PASSED|FAILED) |Failure|\[gemvtune\]" "$
 export CONFIGS=${CONFIGS:-tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m8,tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_al_m8,tc_t256_r2_kw4_v16_u2_sk1_cs_pdl_al_m8,tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_al_m16,tc_t256_r1_kw4_v16_u2_sk2_cs_pdl_al_m16,tc_t128_r1_kw4_v16_u1_sk2_cs_pdl_al_m16,tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_al_m2,tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m8,tc_t256_r1_kw8_v16_u2_sk1_cs_pdl_m16}
 export SHAPES=${SHAPES:-"2x4097x4099 8x4097x4099 16x4097x4099 8x4096x4093 16x4096x4093 8x4096x4096 16x4096x4096"}
 for v in new new2; do
+  [ $v = new2 ] && [ ! -d "$NEW2" ] && continue
   mkdir -p "$W/$v"
   n=$([ $v = new ] && echo "$NEW" || echo "$NEW2")
   echo "== old against $v ($n)"
