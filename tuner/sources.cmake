@@ -16,4 +16,5 @@ target_sources(gemvtune PRIVATE
   ${CMAKE_SOURCE_DIR}/tuner/presets.cpp
   ${CMAKE_SOURCE_DIR}/tuner/report_json.cpp
   ${CMAKE_SOURCE_DIR}/tuner/explain.cpp
+  ${CMAKE_SOURCE_DIR}/tuner/warp_steps.cpp
   ${CMAKE_SOURCE_DIR}/tuner/fit_report.cpp)

@@ -99,6 +99,23 @@ TEST_F(CliExplain, TensorCoresAlignedBodyGridCoversEveryBand) {
   const CliResult text = run(args);
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("16 rows per block (rows 8 apart, al)"), std::string::npos) << text.out;
+  // The warps' steps along K (tuner/warp_steps.hpp): 127 whole chunks, 3 left and 2 edges.
+  EXPECT_EQ(j["warp_steps"]["slowest"], 6);
+  EXPECT_EQ(j["warp_steps"]["fastest"], 3);
+  EXPECT_EQ(j["warp_steps"]["edge_chunks"], 2);
+  EXPECT_NE(text.out.find("warp steps  6 steps for the slowest warp, 3 for the fastest"), std::string::npos) << text.out;
+}
+
+TEST_F(CliExplain, WarpStepsOnlyForTheDenseTensorCoreKernels) {
+  const CliResult cc = run({"explain", "--shape", "4096x4096", "--gpu", kH200Key, "--db", db(), "--config",
+                            "t128_r1_kw1_v16_u4_sk1_cs_pdl", "--json"});
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  EXPECT_TRUE(Json::parse(cc.out)["warp_steps"].is_null());
+  const CliResult tc = run({"explain", "--shape", "4096x4096", "--batch", "8", "--gpu", kH200Key, "--db", db(),
+                            "--config", "tc_t256_r1_kw8_v16_u4_sk1_cs_pdl_m8"});
+  ASSERT_EQ(tc.status, 0) << tc.err;
+  EXPECT_NE(tc.out.find("warp steps  4 steps for every warp: 32 runs of 4 chunks over 8 warps"), std::string::npos)
+      << tc.out;
 }
 
 TEST_F(CliExplain, NamesTheCappedTwinOneBlockAnSmFurtherOn) {

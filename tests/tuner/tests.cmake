@@ -11,6 +11,7 @@ gemvtune_add_test(test_tuner
   ${CMAKE_SOURCE_DIR}/tests/tuner/compile_pool_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/timing_plan_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/explain_test.cpp
+  ${CMAKE_SOURCE_DIR}/tests/tuner/warp_steps_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/defaults_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/quant_model_test.cpp
   ${CMAKE_SOURCE_DIR}/tests/tuner/model_registers_test.cpp
