@@ -70,7 +70,11 @@ std::optional<WarpSteps> warp_steps(const KernelConfig& c, DType t, WeightFormat
     const long long kb = std::min(k, y * per_split), ke = std::min(k, kb + per_split);
     for (int o : offsets) {
       const WarpSteps st = slice_steps(c, kb, ke, k, c.aligned_body ? o : 0);
-      if (!worst || st.slowest > worst->slowest) worst = st;
+      // The slowest warp's steps decide; on a tie, the row set with more work beyond the runs
+      // (a misaligned row's edges rather than an aligned row's partial chunk).
+      const auto extra = [](const WarpSteps& x) { return x.leftover + x.partial + x.edges; };
+      if (!worst || st.slowest > worst->slowest || (st.slowest == worst->slowest && extra(st) > extra(*worst)))
+        worst = st;
     }
   }
   return worst;
