@@ -23,7 +23,6 @@
 #include "jit/loaded_kernels.hpp"
 #include "tuner/device_problem.hpp"
 #include "tuner/explain.hpp"
-#include "tuner/warp_steps.hpp"
 
 namespace gemvtune::cli {
 
@@ -227,9 +226,6 @@ int cmd_explain(const std::vector<std::string>& args) {
   const int cluster = jit::cluster_blocks_for(config, weights, shape, arch);
   const char* split_finish = config.split_k <= 1 ? "none" : cluster > 1 ? "cluster" : "workspace";
 
-  // Dense tensor-core kernels: the steps along K of a row set's warps (tuner/warp_steps.hpp).
-  const std::optional<WarpSteps> steps = warp_steps(config, dtype, weights, shape);
-
   if (vm.count("json")) {
     auto residency = [](const Residency& r) {
       return nlohmann::json{{"blocks_per_sm", r.blocks}, {"by_threads", r.by_threads}, {"by_blocks", r.by_blocks},
@@ -265,7 +261,7 @@ int cmd_explain(const std::vector<std::string>& args) {
         {"costs_us", {{"grid", x.costs.grid}, {"bytes_in_flight", x.costs.bytes_in_flight},
                       {"launch", x.costs.launch}, {"issue", x.costs.issue}, {"split_k", x.costs.split_k},
                       {"repeated_loads", x.costs.repeated_loads}}}};
-    if (steps)
+    if (const auto& steps = x.warp_steps)
       j["warp_steps"] = {{"slowest", steps->slowest}, {"fastest", steps->fastest}, {"chunks", steps->chunks},
                          {"runs", steps->runs}, {"leftover_chunks", steps->leftover},
                          {"partial_chunks", steps->partial}, {"edge_chunks", steps->edges}};
@@ -361,7 +357,7 @@ int cmd_explain(const std::vector<std::string>& args) {
              // ptxas unrolls the tensor-core run loop to about four chunks a trip whatever the unroll
              // knob (bench/results/h200.md, "what holds the tensor-core kernel back").
              (dense_tc ? "; four chunks a warp at any unroll, as ptxas issues them" : "")});
-  if (steps)
+  if (const auto& steps = x.warp_steps)
     t.add({"warp steps", describe(*steps, config),
            steps->slowest > steps->fastest
                ? "each step waits a round trip to memory, and the block's finish waits for its slowest warp"

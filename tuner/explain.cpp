@@ -110,6 +110,7 @@ Explanation explain(const KernelConfig& c, DType t, const Shape& s, int m, Weigh
   x.shape = s;
   x.batch = m;
   x.weights = w;
+  x.warp_steps = warp_steps(c, t, w, s);
   x.gpu = gpu;
   x.model = estimate(c, t, s, gpu, w);
   const ModelEstimate& e = x.model;

@@ -10,6 +10,7 @@
 
 #include "gemvtune/config.hpp"
 #include "gemvtune/model.hpp"
+#include "tuner/warp_steps.hpp"
 
 namespace gemvtune {
 
@@ -122,6 +123,8 @@ struct Explanation {
   // model's cost for them and the fix-up.
   double split_partial_bytes = 0;
   double split_us = 0;
+  // The dense tensor-core kernels: the steps along K of a row set's warps (tuner/warp_steps.hpp).
+  std::optional<WarpSteps> warp_steps;
   // The model's time and the rate it implies.
   double predicted_us = 0, predicted_gbps = 0, moved_bytes = 0;
 

@@ -125,7 +125,7 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // u1 and u2 estimates ran 1.7x and 1.2x slow, and the untuned defaults 1.032x the best against
   // 1.112x (docs/tuning.md, "The dense tensor-core default").
   const bool dense_tc = is_dense_tensor_core(c, w);
-  const double loads = std::min<double>(dense_tc ? 4 : c.unroll, chunks);
+  const double loads = std::min<double>(dense_tc ? kDenseTcChunksIssued : c.unroll, chunks);
   const double warp_bytes =
       32.0 * c.vec_bytes * (tc ? c.tile_rows / 8.0 * c.rows_per_warp : c.rows_per_warp) * stage_chunks * loads;
 

@@ -24,13 +24,11 @@ WarpSteps slice_steps(const KernelConfig& c, long long kb, long long ke, long lo
     st.chunks = (ke - kb) / kChunk;
     st.runs = st.chunks / U;
     st.leftover = st.chunks - st.runs * U;
-    st.leftover_one_step = true;
     st.partial = (ke - kb - st.chunks * kChunk) > 0 ? 1 : 0;
     for (int kw = 0; kw < KW; ++kw) {
       long long& n = per_warp[static_cast<std::size_t>(kw)];
-      // ptxas unrolls this run loop to about four chunks a step at unroll 1, 2 and 4 (SASS of
-      // 098a33f; tuner/model.cpp), so 4 / U of a warp's runs go out together.
-      n = (runs_of(st.runs, kw, KW) * U + 3) / 4;
+      // ptxas issues kDenseTcChunksIssued chunks together: that many / U of a warp's runs a step.
+      n = (runs_of(st.runs, kw, KW) * U + kDenseTcChunksIssued - 1) / kDenseTcChunksIssued;
       if (U > 1 && st.runs * U + kw < st.chunks) ++n;  // its leftover chunks, one predicated step
       if (st.partial && kw == KW - 1) ++n;
     }
@@ -65,14 +63,14 @@ std::optional<WarpSteps> warp_steps(const KernelConfig& c, DType t, WeightFormat
   // apart share one. Aligned rows (K a multiple of 8) have only 0.
   std::vector<int> offsets;
   for (long long r = 0; r < std::min<long long>(8, s.n); ++r) offsets.push_back(static_cast<int>(r * k % 8));
+  // The slowest warp's steps decide; on a tie, the row set with more work beyond the runs (a
+  // misaligned row's edges rather than an aligned row's partial chunk).
+  const auto extra = [](const WarpSteps& x) { return x.leftover + x.partial + x.edges; };
   std::optional<WarpSteps> worst;
   for (int y = 0; y < c.split_k; ++y) {
     const long long kb = std::min(k, y * per_split), ke = std::min(k, kb + per_split);
     for (int o : offsets) {
       const WarpSteps st = slice_steps(c, kb, ke, k, c.aligned_body ? o : 0);
-      // The slowest warp's steps decide; on a tie, the row set with more work beyond the runs
-      // (a misaligned row's edges rather than an aligned row's partial chunk).
-      const auto extra = [](const WarpSteps& x) { return x.leftover + x.partial + x.edges; };
       if (!worst || st.slowest > worst->slowest || (st.slowest == worst->slowest && extra(st) > extra(*worst)))
         worst = st;
     }
@@ -87,13 +85,15 @@ std::string describe(const WarpSteps& st, const KernelConfig& c) {
   std::string text = (st.slowest == st.fastest ? plural(st.slowest, "step", "steps") + " for every warp"
                                                 : plural(st.slowest, "step", "steps") + " for the slowest warp, " +
                                                       std::to_string(st.fastest) + " for the fastest") +
-                     ": " + plural(st.runs, "run", "runs") + " of " + std::to_string(c.unroll) +
-                     (c.unroll == 1 ? " chunk" : " chunks") + " over " + plural(c.k_warps, "warp", "warps") +
-                     (!c.aligned_body && c.unroll < 4 ? " (" + std::to_string(4 / c.unroll) + " a step, as ptxas issues them)" : "");
+                     ": " + plural(st.runs, "run", "runs") + " of " + plural(c.unroll, "chunk", "chunks") + " over " +
+                     plural(c.k_warps, "warp", "warps") +
+                     (!c.aligned_body && c.unroll < kDenseTcChunksIssued
+                          ? " (" + std::to_string(kDenseTcChunksIssued / c.unroll) + " a step, as ptxas issues them)"
+                          : "");
   std::vector<std::string> then;
   if (st.leftover)
     then.push_back(plural(st.leftover, "chunk", "chunks") +
-                   (st.leftover_one_step ? " left (in one step a warp)" : " left (one step each)"));
+                   (c.aligned_body ? " left (one step each)" : " left (in one step a warp)"));
   if (st.partial) then.push_back("a partial chunk (the last warp)");
   if (st.edges) then.push_back(plural(st.edges, "edge chunk", "edge chunks") + " (one step each)");
   for (std::size_t i = 0; i < then.size(); ++i) text += (i == 0 ? ", then " : i + 1 == then.size() ? " and " : ", ") + then[i];

@@ -21,8 +21,8 @@ namespace gemvtune {
 struct WarpSteps {
   long long chunks = 0;       // whole chunks of a row in the split (the al kernel: between its edges)
   long long runs = 0;         // runs of U chunks, the warps taking them in turn from warp 0
-  long long leftover = 0;     // whole chunks after the runs
-  bool leftover_one_step = false;  // gemv_tc.cu: every warp's leftover chunks in one predicated step
+  long long leftover = 0;     // whole chunks after the runs: gemv_tc.cu's in one predicated step a
+                              // warp, gemv_tcal.cu's one step each
   long long partial = 0;      // gemv_tc.cu: a last partial chunk (warp KW - 1)
   long long edges = 0;        // gemv_tcal.cu: chunks holding a row's first or last block
   long long slowest = 0, fastest = 0;  // steps of the slowest and the fastest warp

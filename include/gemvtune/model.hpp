@@ -142,6 +142,9 @@ bool prefetch_fits_l2(const KernelConfig& c, DType t, const Shape& s, const GpuM
 // counts four chunks in flight a warp at any unroll against the family's own latency
 // (GpuModelParams::dense_tc_latency_ns) and charges its block turnover past one wave.
 bool is_dense_tensor_core(const KernelConfig& c, WeightFormat w);
+// The chunks a warp of that family issues together whatever the unroll knob: ptxas unrolls its
+// run loop to about four chunks at unroll 1, 2 and 4 (SASS of 098a33f).
+inline constexpr int kDenseTcChunksIssued = 4;
 
 // Quantized weights (w != dense): the packed bytes (weight_bytes) stream, and an issue-rate term
 // for the dequantizing arithmetic of the quantized family (see model.cpp).
