@@ -163,12 +163,20 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   const bool active = tile_row0(0) < n;
   const uint4 zero = make_uint4(0, 0, 0, 0);
 
+  // The work of a row set: `runs` runs of U whole chunks, the KW warps taking turns, then
+  // `singles` whole chunks one at a time and `edges` edge chunks, one a warp in turn from the
+  // first warp that had a run fewer (warp runs % KW): each is a round trip to memory at the end
+  // of a warp's work, and the call waits for the warp with most. 4097x4099 at kw8 u4 (127 whole
+  // chunks: 31 runs, 3 singles, 2 edges) gave warp 0 six trips where warp 7 had three.
+  const int runs = (j1 - j0) / U, singles = j1 - j0 - runs * U;
+  const int turn = (kw - runs % KW + KW) % KW;               // this warp's place in the turns
+  const int first_edge = ((turn - singles) % KW + KW) % KW;  // its first edge (turns go on after the singles)
   // The edge chunks' weights (read element by element after the loop) are asked of L2 now, so
   // that those loads wait for L2 rather than HBM at the end of a warp's work.
   const int edges = j0 + max(0, jn - j1);
   const auto edge_chunk = [&](int e) { return e < j0 ? 0 : j1 + e - j0; };
   if (active)
-    for (int e = kw; e < edges; e += KW) {
+    for (int e = first_edge; e < edges; e += KW) {
       const int k0 = min(max(kb + edge_chunk(e) * CHUNK + 8 * t - o, 0), k - 1);
 #pragma unroll
       for (int i = 0; i < R; ++i)
@@ -178,7 +186,6 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (active) {
     // Runs of U chunks, the KW warps of a row set taking turns (as gemv_tc.cu): every load of
     // a run, W's then x's, before its first mma.
-    const int runs = (j1 - j0) / U;
     for (int run = kw; run < runs; run += KW) {
       const int c0 = j0 + run * U;
       uint4 wv[U][R][2];
@@ -215,7 +222,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
           for (int nt = 0; nt < NT; ++nt) mma_chunk(acc[i][nt], acc2[i][nt], wv[u][i][0], wv[u][i][1], xv[u][nt]);
     }
     // Fewer than U whole chunks left: one at a time, the warps taking turns.
-    for (int c = j0 + runs * U + kw; c < j1; c += KW) {
+    for (int c = j0 + runs * U + turn; c < j1; c += KW) {
       uint4 wv[R][2];
 #pragma unroll
       for (int i = 0; i < R; ++i)
@@ -241,7 +248,7 @@ GEMV_NAME(const GemvSegments seg, const elem_t* x, long long ldx, int m, int n, 
   if (active) {
     // The edge chunks, element by element: this lane's block of chunk j holds K positions
     // kb + 32 j + 8 t - o .. + 7.
-    for (int e = kw; e < edges; e += KW) {
+    for (int e = first_edge; e < edges; e += KW) {
       const int k0 = kb + edge_chunk(e) * CHUNK + 8 * t - o;
       uint4 xv[NT];
 #pragma unroll

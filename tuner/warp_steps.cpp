@@ -43,9 +43,12 @@ WarpSteps slice_steps(const KernelConfig& c, long long kb, long long ke, long lo
     st.runs = st.chunks / U;
     st.leftover = st.chunks - st.runs * U;
     st.edges = j0 + std::max(0LL, jn - j1);
-    for (int kw = 0; kw < KW; ++kw)  // leftover chunks and edges one step each, from warp 0
-      per_warp[static_cast<std::size_t>(kw)] =
-          runs_of(st.runs, kw, KW) + runs_of(st.leftover, kw, KW) + runs_of(st.edges, kw, KW);
+    // Leftover chunks, then edges, one step each, in turn from warp runs % KW (the first with
+    // a run fewer).
+    for (int kw = 0; kw < KW; ++kw) {
+      const int turn = static_cast<int>((kw - st.runs % KW + KW) % KW);
+      per_warp[static_cast<std::size_t>(kw)] = runs_of(st.runs, kw, KW) + runs_of(st.leftover + st.edges, turn, KW);
+    }
   }
   st.slowest = *std::max_element(per_warp.begin(), per_warp.end());
   st.fastest = *std::min_element(per_warp.begin(), per_warp.end());

@@ -100,10 +100,10 @@ TEST_F(CliExplain, TensorCoresAlignedBodyGridCoversEveryBand) {
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("16 rows per block (rows 8 apart, al)"), std::string::npos) << text.out;
   // The warps' steps along K (tuner/warp_steps.hpp): 127 whole chunks, 3 left and 2 edges.
-  EXPECT_EQ(j["warp_steps"]["slowest"], 6);
-  EXPECT_EQ(j["warp_steps"]["fastest"], 3);
+  EXPECT_EQ(j["warp_steps"]["slowest"], 5);
+  EXPECT_EQ(j["warp_steps"]["fastest"], 4);
   EXPECT_EQ(j["warp_steps"]["edge_chunks"], 2);
-  EXPECT_NE(text.out.find("warp steps  6 steps for the slowest warp, 3 for the fastest"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("warp steps  5 steps for the slowest warp, 4 for the fastest"), std::string::npos) << text.out;
 }
 
 TEST_F(CliExplain, WarpStepsOnlyForTheDenseTensorCoreKernels) {
