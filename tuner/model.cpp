@@ -89,6 +89,27 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     // for tc_t128_r1_kw1_u2 at m tile 16 (NVRTC 13.0, sm_90) against 122 with 16-row tiles.
     const double tile_share = c.tile_rows / 16.0;
     regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows * tile_share + 20 * n_tiles;
+    if (c.aligned_body && !quantized) {
+      // templates/gemv_tcal.cu holds a run's W and x blocks for the shift, so its registers
+      // follow the unroll and the batch tiles where gemv_tc.cu's do not: what NVRTC 13.0 gives
+      // its 450 bf16 kernels at M = 2, 3, 8, 9, 13, 16 (sm_90, templates of ed7a852), the
+      // typical count of each (rows a warp, unroll, batch tiles), most within 6 of it but for the two
+      // cases below. tc_t256_r1_kw8_u4_al_m16 takes 154 (one block of 256 threads an SM), where
+      // the dense fit said 122 (two): the model made it 4097x4099's M = 16 default, 18.1 us on
+      // an H100 against 14.8 for its u2 twin (120 registers, two blocks).
+      static constexpr double kAlRegs[3][3][2] = {{{82, 88}, {86, 121}, {121, 156}},    // 1 row a warp: u1, u2, u4
+                                                  {{124, 128}, {127, 171}, {176, 220}}, // 2 rows
+                                                  {{193, 203}, {195, 251}, {255, 255}}};
+      const auto log2_index = [](int v) { return v >= 4 ? 2 : v >= 2 ? 1 : 0; };
+      regs = kAlRegs[log2_index(c.rows_per_warp)][log2_index(c.unroll)][n_tiles > 1 ? 1 : 0];
+      // Where ptxas takes more at two batch tiles: one warp a row set along K at M >= 13 (r1:
+      // 126-150, 186-213 with eight row sets a block), two rows a warp in four or more row sets
+      // (213). With these, the estimate gives the compiled kernel's blocks an SM for 421 of the
+      // 450 (the dense fit: 236), RMS error 11 registers.
+      const int row_sets = c.warps() / c.k_warps;
+      if (n_tiles > 1 && ((c.k_warps == 1 && m >= 13) || (c.rows_per_warp >= 2 && row_sets >= 4)))
+        regs = std::max(regs, c.rows_per_warp >= 2 || row_sets >= 8 ? 213.0 : 150.0);
+    }
   } else if (quantized && c.ring) {
     // The ring keeps the weights in flight in shared memory: 52-55 registers at 1 row, 76-80 at
     // 2, 111-116 at 4, whatever the unroll (int8 and fp8, NVRTC 13.0, sm_90).
