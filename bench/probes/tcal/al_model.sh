@@ -12,7 +12,7 @@ GEMVTUNE_SWEEP_FILTER="tc_+_al_m" timeout "${SWEEP_S:-330}" "$B/bench/gemvtune-s
   16x4096x4093 16x4097x4099 16x11008x4095 8x4096x4093 8x4097x4099 8x11008x4095 2x4097x4099 4x4097x4099 \
   > "$OUT/al_sweep.log" 2>&1
 echo "sweep exit $? ($(($(wc -l < "$OUT/al_sweep.csv") - 1)) rows)"
-grep -E "^[0-9]+x[0-9]+x[0-9]+ .*(best|cuBLAS)|fastest" "$OUT/al_sweep.log" | head -20
+grep -E "^==|^  " "$OUT/al_sweep.log" | head -60
 rm -f /tmp/al_model.sqlite*
 timeout "${BENCH_S:-150}" "$B/cli/gemvtune" bench --shape 4097x4099 --shape 4096x4093 --shape 11008x4095 --batch 8,16 \
   --db /tmp/al_model.sqlite > "$OUT/bench.txt" 2>&1
