@@ -351,7 +351,8 @@ int cmd_explain(const std::vector<std::string>& args) {
   t.add({"in flight", kb(x.in_flight_per_sm) + " per SM, Little's law needs " + kb(x.needed_per_sm),
          fixed("%.0f", model.read_ceiling_gbps) + " GB/s (" + ceiling_source + ") x " +
              fixed("%.0f", e.latency_ns) + " ns latency (" +
-             (dense_tc ? "fitted to the tensor-core family" : "assumed") + ") / " + std::to_string(gpu.sm_count) +
+             (dense_tc ? (config.aligned_body ? "fitted to the tensor cores' al kernel" : "fitted to the tensor-core family")
+                       : "assumed") + ") / " + std::to_string(gpu.sm_count) +
              " SMs; " + kb(e.warp_bytes) + " per warp" +
              (x.cubin_in_flight_per_sm ? "; " + kb(*x.cubin_in_flight_per_sm) + " at the cubin's residency" : "") +
              // ptxas unrolls the tensor-core run loop to about four chunks a trip whatever the unroll

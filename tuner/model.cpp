@@ -162,7 +162,14 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
   // GpuModelParams::latency_ceiling_gbps. The data: sets of the H100's and the H200's measured
   // candidates of --preset families (bench/results/h200.md, "Session of 2026-12-05 17:36 UTC").
   const double slow_memory = std::clamp(gpu.latency_ceiling_gbps / gpu.read_ceiling_gbps, 1.0, 1.5);
-  const double latency_ns = (dense_tc ? gpu.dense_tc_latency_ns : gpu.latency_ns) * slow_memory;
+  // The tensor cores' al kernel does more between its loads (x shifted to W's blocks): on an
+  // H100 sweep of every al config of 4097x4099, 4096x4093 and 11008x4095 at M = 2-16
+  // (sweeps/h100_tcal_al_ed7a852.csv) those with 32 KB in flight an SM ran 1.05-1.13x the best
+  // at their best, those with 62-64 KB 1.00-1.05x, where 1000 ns asks for 33 KB. At 1100-1500
+  // ns the default at the H100's ceiling (3219 GB/s) comes to 1.011x the best on the mean (1.023x
+  // at 1000; 16x4097x4099 1.154x -> 1.000x); at 4470 and 4650 GB/s it picks the same configs.
+  const double tc_latency_ns = c.aligned_body ? gpu.aligned_body_tc_latency_ns : gpu.dense_tc_latency_ns;
+  const double latency_ns = (dense_tc ? tc_latency_ns : gpu.latency_ns) * slow_memory;
   const double sm_bw = std::min(sm_share, in_flight_per_sm / (latency_ns * 1e-9));
   double balance = 1.0;
   if (waves <= 1) balance = blocks_per_sm / std::ceil(blocks_per_sm);

@@ -23,6 +23,9 @@ struct GpuModelParams {
   // chunks in flight, and what each halving of the unroll below 4 costs its stream
   // (tuner/model.cpp, fitted on the whole-space sweep of 4852aee).
   double dense_tc_latency_ns = 1000;
+  // Its aligned body (templates/gemv_tcal.cu: x shifted to W's blocks, more work a chunk): the
+  // latency that ranks an H100 sweep of every al config best (tuner/model.cpp).
+  double aligned_body_tc_latency_ns = 1100;
   double dense_tc_unroll_cost = 0.025;  // of the stream, per halving of the unroll below 4
   // The aligned body (al, rows not 16-byte aligned): what each warp's share of a row costs over
   // the plain kernel's, in trips (unroll loads of the warp) issued beside its own loads: set-up,
