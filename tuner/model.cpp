@@ -88,8 +88,11 @@ ModelEstimate estimate(const KernelConfig& c, DType t, const Shape& s, const Gpu
     // 8-row tiles (w8) hold one row's loads a tile where 16-row tiles hold two: 92 registers
     // for tc_t128_r1_kw1_u2 at m tile 16 (NVRTC 13.0, sm_90) against 122 with 16-row tiles.
     const double tile_share = c.tile_rows / 16.0;
-    regs = quantized ? 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u : 43 + 39 * rows * tile_share + 20 * n_tiles;
-    if (c.aligned_body && !quantized) {
+    if (quantized) {
+      regs = 12 + 2.8 * rows * u + 43 * rows + 13 * n_tiles * u;
+    } else if (!c.aligned_body) {
+      regs = 43 + 39 * rows * tile_share + 20 * n_tiles;
+    } else {
       // templates/gemv_tcal.cu holds a run's W and x blocks for the shift, so its registers
       // follow the unroll and the batch tiles where gemv_tc.cu's do not: what NVRTC 13.0 gives
       // its 450 bf16 kernels at M = 2, 3, 8, 9, 13, 16 (sm_90, templates of ed7a852), the

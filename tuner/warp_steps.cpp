@@ -12,7 +12,8 @@ namespace {
 constexpr long long kChunk = 32;       // K positions a warp-wide 16-byte load covers in a row (2-byte types)
 constexpr long long kSplitAlign = 64;  // split_k_slice<128 / 2>: splits start on 128-byte lines
 
-// Runs of U chunks taken in turn from warp 0: warp kw's count.
+// Of `runs` items taken in turn by k_warps warps from warp 0 (runs of U chunks, or single chunks
+// from the warp whose place in the turns is kw): warp kw's count.
 long long runs_of(long long runs, int kw, int k_warps) { return runs > kw ? (runs - kw + k_warps - 1) / k_warps : 0; }
 
 // One slice of one row set: gemv_tc.cu's loop, or gemv_tcal.cu's at row offset o.

@@ -22,7 +22,8 @@ struct WarpSteps {
   long long chunks = 0;       // whole chunks of a row in the split (the al kernel: between its edges)
   long long runs = 0;         // runs of U chunks, the warps taking them in turn from warp 0
   long long leftover = 0;     // whole chunks after the runs: gemv_tc.cu's in one predicated step a
-                              // warp, gemv_tcal.cu's one step each
+                              // warp, gemv_tcal.cu's one step each, in turn from the first warp
+                              // with a run fewer (its edges after them)
   long long partial = 0;      // gemv_tc.cu: a last partial chunk (warp KW - 1)
   long long edges = 0;        // gemv_tcal.cu: chunks holding a row's first or last block
   long long slowest = 0, fastest = 0;  // steps of the slowest and the fastest warp
@@ -32,7 +33,7 @@ struct WarpSteps {
 // that W contiguous from a 16-byte boundary with ld = K gives; nullopt for the other families.
 std::optional<WarpSteps> warp_steps(const KernelConfig& c, DType t, WeightFormat w, const Shape& s);
 
-// One line for explain: "6 steps for the slowest warp, 3 for the fastest: 31 runs of 4 chunks
+// One line for explain: "5 steps for the slowest warp, 4 for the fastest: 31 runs of 4 chunks
 // over 8 warps, then 3 chunks left (one step each) and 2 edge chunks (one step each)".
 std::string describe(const WarpSteps& steps, const KernelConfig& c);
 

@@ -227,10 +227,12 @@ TEST(Defaults, MeasuredAndNearTheBestOnEveryRecordedShapeAndBatch) {
 // For every (M x N x K, dtype) pair of a recorded batched sweep (every config of the space
 // measured on the H200; at least min_rows of them): the untuned default is measured there and
 // within `bound(text, shape, m)` of the best; returns the pairs checked, each passed to `also`
-// with its default, and adds each measured default's log(time / best) to *log_sum.
+// with its default, and adds each measured default's log(time / best) to *log_sum. The default
+// is the model's for `gpu` (the shipped parameters unless given).
 template <typename Bound, typename Also>
 static std::size_t expect_batched_defaults_near_best(const char* file, std::size_t min_rows, Bound bound,
-                                                     Also also, double* log_sum = nullptr) {
+                                                     Also also, double* log_sum = nullptr,
+                                                     const GpuModelParams& gpu = {}) {
   const auto rows = recorded::read_sweep_rows(kResults + "sweeps/" + file);
   EXPECT_GE(rows.size(), min_rows) << "missing or short sweeps/" << file;
   // (MxNxK, dtype) -> config -> us
@@ -240,7 +242,7 @@ static std::size_t expect_batched_defaults_near_best(const char* file, std::size
     const std::string& text = key.first;
     const auto [m, nk] = recorded::split_batched_shape(text);
     const Shape shape = parse_shape(nk);
-    const KernelConfig d = default_config(parse_dtype(key.second), shape, {}, m);
+    const KernelConfig d = default_config(parse_dtype(key.second), shape, gpu, m);
     double best = INFINITY;
     for (const auto& [c, v] : us) best = std::min(best, v);
     const auto found = us.find(to_string(d));
@@ -730,22 +732,13 @@ TEST(Defaults, TensorCoreAlignedBodyDefaultsOnTheRecordedSweep) {
 // default within 1.06x of the best and 1.015x on the mean; at the dense family's 1000 ns it took
 // 1.023x, 1.154x on 16x4097x4099 (a block of four warps, 32 KB in flight an SM).
 TEST(Defaults, TensorCoreAlignedBodyDefaultsAtTheH100sCeiling) {
-  const auto rows = recorded::read_sweep_rows(kResults + "sweeps/h100_tcal_al_ed7a852.csv");
-  std::map<std::string, std::map<std::string, double>> points;
-  for (const auto& r : rows) points[r.shape][r.config] = r.us;
-  ASSERT_EQ(points.size(), 12u);
+  const auto bound = [](const std::string&, const Shape&, int) { return 1.06; };
+  const auto al_twin = [](int, const KernelConfig& d) { EXPECT_TRUE(d.aligned_body) << to_string(d); };
   GpuModelParams h100;
   h100.read_ceiling_gbps = 3219;
   double log_sum = 0;
-  for (const auto& [text, us] : points) {
-    const auto [m, nk] = recorded::split_batched_shape(text);
-    const KernelConfig d = default_config(DType::bf16, parse_shape(nk), h100, m);
-    double best = INFINITY;
-    for (const auto& [c, v] : us) best = std::min(best, v);
-    const auto found = us.find(to_string(d));
-    ASSERT_NE(found, us.end()) << text << ": default " << to_string(d) << " not in the sweep";
-    EXPECT_LE(found->second / best, 1.06) << text << ": default " << to_string(d);
-    log_sum += std::log(found->second / best);
-  }
-  EXPECT_LE(std::exp(log_sum / static_cast<double>(points.size())), 1.015);
+  const std::size_t pairs =
+      expect_batched_defaults_near_best("h100_tcal_al_ed7a852.csv", 3600, bound, al_twin, &log_sum, h100);
+  EXPECT_EQ(pairs, 12u);
+  EXPECT_LE(std::exp(log_sum / static_cast<double>(pairs)), 1.015);
 }
