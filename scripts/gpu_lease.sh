@@ -60,6 +60,9 @@ case $phase in
   quant)
     step 260 benchquant; PYLIB=.carry/pylib step 120 python ;;
   peers)
+    # Without GemLite the table's W4 and W8 columns stay empty and the 8-bit bar has no row: say
+    # so first (2026-12-07's H100 run forgot the folder and only the rows' import errors told).
+    [ -d .carry/gemlite_pkg ] || echo "gpu_lease: .carry/gemlite_pkg was not carried: GemLite's rows will fail, tinygemm runs alone" | tee -a "$log"
     step 360 peers; step 150 decodequant ;;
   misaligned)
     OUT=$L/misaligned BUILD=${SUITES_PACK:-build-gpu/h} FILTER='GemvAlignedBody*' timeout 400 bench/probes/tcal/run.sh >> "$log" 2>&1
